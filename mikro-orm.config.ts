@@ -1,0 +1,28 @@
+// ORM options shared by the service, the CLI and the tests; the connection is supplied at run time.
+import { defineConfig, type Options } from '@mikro-orm/postgresql';
+import { Migrator } from '@mikro-orm/migrations';
+import { Order, User } from './src/db/entities/index.ts';
+import { migrations } from './src/db/migrations/index.ts';
+
+export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}): Options {
+  return defineConfig({
+    clientUrl,
+    entities: [User, Order],
+    extensions: [Migrator],
+    migrations: {
+      migrationsList: migrations,
+      tableName: 'mikro_orm_migrations',
+      transactional: true,
+      allOrNothing: true,
+      snapshot: false,
+      silent: true,
+    },
+    // Every unit of work runs in a request-scoped fork; the global manager is a bug magnet.
+    allowGlobalContext: false,
+    // Never create or alter the schema implicitly: migrations own it.
+    ensureDatabase: false,
+    ...overrides,
+  });
+}
+
+export default ormOptions(process.env.DATABASE_URL ?? 'postgres://localhost:5432/portico');

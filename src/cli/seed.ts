@@ -1,0 +1,181 @@
+// `npm run seed -- --users N --orders-per-user M [--reset]`: bulk, realistic data.
+//
+// Rows go in through multi-row `INSERT … SELECT FROM unnest(arrays)` with bound parameters: one
+// round trip per batch of thousands (times travel as epoch milliseconds, far cheaper to serialise). Creation times are spread over the past year and ids are
+// minted for those times, so ids and created_at agree on order as they do for live rows.
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { ORDER_STATUSES } from '../db/entities/index.ts';
+import { idAt } from '../db/ids.ts';
+import { exitWithStartupFailure, start } from '../startup.ts';
+import { Progress } from './progress.ts';
+
+const USAGE = 'usage: npm run seed -- --users N [--orders-per-user M] [--reset]';
+const BATCH = 5_000;
+const YEAR_MS = 365 * 24 * 3600 * 1000;
+
+const FIRST = [
+  'Ada',
+  'Alan',
+  'Grace',
+  'Edsger',
+  'Barbara',
+  'Donald',
+  'Margaret',
+  'Ken',
+  'Radia',
+  'Tim',
+  'Frances',
+  'Linus',
+  'Hedy',
+  'John',
+  'Katherine',
+  'Dennis',
+  'Sophie',
+  'Niklaus',
+  'Anita',
+  'Leslie',
+];
+const LAST = [
+  'Lovelace',
+  'Turing',
+  'Hopper',
+  'Dijkstra',
+  'Liskov',
+  'Knuth',
+  'Hamilton',
+  'Thompson',
+  'Perlman',
+  'Berners-Lee',
+  'Allen',
+  'Torvalds',
+  'Lamarr',
+  'McCarthy',
+  'Johnson',
+  'Ritchie',
+  'Wilson',
+  'Wirth',
+  'Borg',
+  'Lamport',
+];
+
+function parse(): { users: number; ordersPerUser: number; reset: boolean } {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        users: { type: 'string' },
+        'orders-per-user': { type: 'string', default: '0' },
+        reset: { type: 'boolean', default: false },
+      },
+    }));
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const users = Number(values.users);
+  const ordersPerUser = Number(values['orders-per-user']);
+  if (
+    !Number.isInteger(users) ||
+    users < 0 ||
+    users > 10_000_000 ||
+    !Number.isInteger(ordersPerUser) ||
+    ordersPerUser < 0 ||
+    ordersPerUser > 1000
+  ) {
+    process.stderr.write(`--users must be 0 to 10,000,000 and --orders-per-user 0 to 1,000.\n${USAGE}\n`);
+    process.exit(2);
+  }
+  return { users, ordersPerUser, reset: values.reset };
+}
+
+async function seed(client: pg.Client, users: number, ordersPerUser: number): Promise<void> {
+  const run = Math.random().toString(36).slice(2, 8);
+  const now = Date.now();
+  const userStep = YEAR_MS / Math.max(users, 1);
+  const userBar = new Progress('users', users);
+  const orderBar = new Progress('orders', users * ordersPerUser);
+  let orderColumns: [string[], string[], number[], string[], number[]] = [[], [], [], [], []];
+  // One statement in flight while the next batch is generated: the database and Node work in parallel.
+  let inFlight: Promise<unknown> = Promise.resolve();
+  const send = async (sql: string, values: unknown[], bar: Progress, rows: number) => {
+    await inFlight;
+    inFlight = client.query(sql, values).then(() => bar.advance(rows));
+  };
+  const flushOrders = async () => {
+    if (orderColumns[0].length === 0) return;
+    const columns = orderColumns;
+    orderColumns = [[], [], [], [], []];
+    await send(
+      `insert into orders (id, user_id, total, status, created_at)
+       select id, user_id, total, status, to_timestamp(ms / 1000.0)
+       from unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::bigint[]) as t(id, user_id, total, status, ms)`,
+      columns,
+      orderBar,
+      columns[0].length,
+    );
+  };
+
+  for (let from = 0; from < users; from += BATCH) {
+    const ids: string[] = [];
+    const names: string[] = [];
+    const emails: string[] = [];
+    const times: number[] = [];
+    for (let i = from; i < Math.min(from + BATCH, users); i++) {
+      const first = FIRST[i % FIRST.length]!;
+      const last = LAST[Math.floor(i / FIRST.length) % LAST.length]!;
+      const createdAt = new Date(now - YEAR_MS + Math.floor(i * userStep));
+      const id = idAt('user', createdAt, i % 4096);
+      ids.push(id);
+      names.push(`${first} ${last}`);
+      emails.push(`${first}.${last}.${run}${i}@example.com`.toLowerCase());
+      times.push(createdAt.getTime());
+      for (let o = 0; o < ordersPerUser; o++) {
+        // Orders follow their user's creation, spaced within the rest of the year.
+        const orderAt = new Date(createdAt.getTime() + Math.floor(((now - createdAt.getTime()) * (o + 1)) / (ordersPerUser + 1)));
+        orderColumns[0].push(idAt('order', orderAt, (i * ordersPerUser + o) % 4096));
+        orderColumns[1].push(id);
+        orderColumns[2].push(100 + ((i * 7919 + o * 104729) % 99_900));
+        orderColumns[3].push(ORDER_STATUSES[(i + o) % ORDER_STATUSES.length]!);
+        orderColumns[4].push(orderAt.getTime());
+      }
+    }
+    await send(
+      `insert into users (id, name, email, created_at, updated_at)
+       select id, name, email, to_timestamp(ms / 1000.0), to_timestamp(ms / 1000.0)
+       from unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) as t(id, name, email, ms)`,
+      [ids, names, emails, times],
+      userBar,
+      ids.length,
+    );
+    if (orderColumns[0].length >= BATCH * 4) await flushOrders();
+  }
+  await flushOrders();
+  await inFlight;
+}
+
+const options = parse();
+try {
+  const { db, logger } = await start({ migrate: true, logLevel: 'warn' });
+  const client = new pg.Client({ connectionString: db.url });
+  try {
+    await client.connect();
+    if (options.reset) {
+      await client.query('truncate users, orders');
+      process.stderr.write('emptied users and orders\n');
+    }
+    const started = performance.now();
+    await seed(client, options.users, options.ordersPerUser);
+    await client.query('analyze users, orders');
+    const seconds = ((performance.now() - started) / 1000).toFixed(1);
+    process.stderr.write(`seeded ${options.users} users with ${options.ordersPerUser} orders each in ${seconds}s\n`);
+  } catch (error) {
+    logger.error({ err: error }, 'seeding failed');
+    process.exitCode = 1;
+  } finally {
+    await client.end();
+    await db.close();
+  }
+} catch (error) {
+  exitWithStartupFailure(error);
+}

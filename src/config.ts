@@ -1,0 +1,95 @@
+// Every environment variable the service reads is parsed and validated here, once.
+// Other modules receive a typed Config and never touch process.env.
+import path from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset: an embedded PostgreSQL is started in `<dataDir>/postgres`. */
+  databaseUrl: string | undefined;
+  databasePoolMax: number;
+  production: boolean;
+  logLevel: LogLevel;
+  /** Unset outside production: generated once and kept in `<dataDir>/cursor-secret`. */
+  cursorSecret: string | undefined;
+  dataDir: string;
+  graphiql: boolean;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}").`);
+  }
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${env[name]}").`);
+}
+
+function databaseUrl(env: Env): string | undefined {
+  const raw = env.DATABASE_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // The value may hold a password: never echo it.
+    throw new ConfigError('DATABASE_URL is not a valid URL; expected postgres://user:password@host:5432/database.');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql:// (got "${url.protocol}//").`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const nodeEnv = env.NODE_ENV?.trim() || 'development';
+  const production = nodeEnv === 'production';
+
+  const logLevel = (env.LOG_LEVEL?.trim().toLowerCase() || 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${env.LOG_LEVEL}").`);
+  }
+
+  const cursorSecret = env.CURSOR_SECRET?.trim() || undefined;
+  if (cursorSecret !== undefined && cursorSecret.length < 32) {
+    throw new ConfigError('CURSOR_SECRET must be at least 32 characters long; generate one with `openssl rand -base64 48`.');
+  }
+  if (production && cursorSecret === undefined) {
+    throw new ConfigError(
+      'CURSOR_SECRET is required when NODE_ENV=production, so that every instance signs cursors alike; generate one with `openssl rand -base64 48`.',
+    );
+  }
+
+  return {
+    port: integer(env, 'PORT', 4000, 0, 65535),
+    host: env.HOST?.trim() || '0.0.0.0',
+    databaseUrl: databaseUrl(env),
+    databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+    production,
+    logLevel,
+    cursorSecret,
+    dataDir: path.resolve(env.DATA_DIR?.trim() || '.data'),
+    graphiql: boolean(env, 'GRAPHIQL', !production),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  };
+}

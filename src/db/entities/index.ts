@@ -1,0 +1,2 @@
+export { User } from './user.ts';
+export { Order, ORDER_STATUSES, type OrderStatus } from './order.ts';

@@ -1,0 +1,31 @@
+import { defineEntity, p } from '@mikro-orm/core';
+import { newId } from '../ids.ts';
+import { Order } from './order.ts';
+
+export const UserSchema = defineEntity({
+  name: 'User',
+  tableName: 'users',
+  properties: {
+    // Collation "C" compares ids byte-wise, which is the order they were minted in.
+    id: p
+      .string()
+      .primary()
+      .columnType('text')
+      .collation('C')
+      .onCreate(() => newId('user')),
+    name: p.string().columnType('text'),
+    email: p.string().columnType('text'),
+    createdAt: p.datetime(3).onCreate(() => new Date()),
+    updatedAt: p
+      .datetime(3)
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
+    orders: () => p.oneToMany(Order).mappedBy('user'),
+  },
+  indexes: [{ name: 'users_created_at_id_idx', properties: ['createdAt', 'id'] }],
+  checks: [{ name: 'users_name_length_check', expression: 'char_length(name) between 1 and 200' }],
+  uniques: [{ name: 'users_email_lower_key', expression: 'create unique index "users_email_lower_key" on "users" (lower("email"))' }],
+});
+
+export class User extends UserSchema.class {}
+UserSchema.setClass(User);

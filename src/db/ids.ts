@@ -1,0 +1,66 @@
+// Public ids are TypeIDs: a type prefix, an underscore and a UUIDv7 written as 26 characters of
+// lowercase Crockford base32 (`usr_01jd4…`). UUIDv7 starts with a millisecond timestamp and the
+// uuid package keeps ids monotonic within a process, so sorting ids (byte-wise, collation "C")
+// sorts rows by creation time. The prefix makes ids unique across types and self-describing.
+import { v7 as uuidv7 } from 'uuid';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export const ID_PREFIXES = { user: 'usr', order: 'ord' } as const;
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const ID_PATTERN = /^([a-z]{3})_([0-7][0-9a-hjkmnp-tv-z]{25})$/;
+
+function encodeBase32(bytes: Uint8Array): string {
+  // 128 bits as 26 characters: the first carries the top 3 bits, each of the other 25 five bits.
+  let out = ALPHABET[bytes[0]! >> 5]!;
+  let buffer = bytes[0]! & 0x1f;
+  let bits = 5;
+  for (let i = 1; i < 16; i++) {
+    buffer = (buffer << 8) | bytes[i]!;
+    bits += 8;
+    while (bits >= 5) {
+      bits -= 5;
+      out += ALPHABET[(buffer >> bits) & 31];
+    }
+    buffer &= (1 << bits) - 1;
+  }
+  return out;
+}
+
+export function newId(kind: IdKind): string {
+  const bytes = new Uint8Array(16);
+  uuidv7(undefined, bytes);
+  return `${ID_PREFIXES[kind]}_${encodeBase32(bytes)}`;
+}
+
+/** True when `value` is a well-formed id of the given kind. */
+export function isId(kind: IdKind, value: string): boolean {
+  const match = ID_PATTERN.exec(value);
+  return match !== null && match[1] === ID_PREFIXES[kind];
+}
+
+// Bulk loads mint ids by the million; drawing randomness a block at a time keeps that cheap.
+let pool = new Uint8Array(0);
+let poolOffset = 0;
+function randomTail(): Uint8Array {
+  if (poolOffset + 8 > pool.length) {
+    pool = crypto.getRandomValues(new Uint8Array(65_536));
+    poolOffset = 0;
+  }
+  poolOffset += 8;
+  return pool.subarray(poolOffset - 8, poolOffset);
+}
+
+/** An id for a given time, for bulk loads that back-date rows while keeping ids in creation order. */
+export function idAt(kind: IdKind, at: Date, sequence: number): string {
+  const bytes = new Uint8Array(16);
+  const ms = BigInt(at.getTime());
+  for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
+  // Version 7, then a 12-bit sequence and random tail, so ids minted for the same millisecond stay ordered.
+  bytes[6] = 0x70 | ((sequence >> 8) & 0x0f);
+  bytes[7] = sequence & 0xff;
+  bytes.set(randomTail(), 8);
+  bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+  return `${ID_PREFIXES[kind]}_${encodeBase32(bytes)}`;
+}

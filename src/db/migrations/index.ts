@@ -1,0 +1,5 @@
+// Migrations are listed explicitly rather than globbed, so the same list works from source,
+// in tests and in the container image. Append new ones in order.
+import { Migration20261122000000_initial } from './Migration20261122000000_initial.ts';
+
+export const migrations = [Migration20261122000000_initial];

@@ -1,0 +1,69 @@
+import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import { ormOptions } from '../../mikro-orm.config.ts';
+import { StartupError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+
+export type { MikroORM };
+export type { EntityManager } from '@mikro-orm/postgresql';
+
+export interface OrmSettings {
+  poolMax: number;
+  logger: Logger;
+  /** Observes every SQL statement (tests count them). */
+  onQuery?: (sql: string) => void;
+}
+
+/** Where the URL points, without its credentials, for messages. */
+export function describeUrl(url: string): string {
+  try {
+    const { hostname, port, pathname } = new URL(url);
+    return `${hostname}:${port || 5432}${pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+function connectionFailure(url: string, reason: string | undefined, code: string | undefined): StartupError {
+  const where = describeUrl(url);
+  switch (code) {
+    case 'ECONNREFUSED':
+      return new StartupError(`PostgreSQL at ${where} refused the connection; start it, or fix DATABASE_URL.`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new StartupError(`The PostgreSQL host in DATABASE_URL (${where}) cannot be resolved; fix the host name.`);
+    case '28P01':
+    case '28000':
+      return new StartupError(`PostgreSQL at ${where} rejected the user name or password; fix the credentials in DATABASE_URL.`);
+    case '3D000':
+      return new StartupError(`The database in DATABASE_URL (${where}) does not exist; create it (createdb) or fix the name.`);
+    default:
+      return new StartupError(
+        `Cannot connect to PostgreSQL at ${where} (${reason ?? code ?? 'unknown reason'}); check that it runs and that DATABASE_URL is right.`,
+      );
+  }
+}
+
+export async function openOrm(url: string, settings: OrmSettings): Promise<MikroORM> {
+  const { onQuery } = settings;
+  const overrides: Partial<Options> = {
+    pool: { min: 0, max: settings.poolMax },
+    debug: false,
+    ...(onQuery ? { onQuery: (sql: string) => (onQuery(sql), sql) } : {}),
+  };
+  const orm = await MikroORM.init(ormOptions(url, overrides));
+  await orm.connect();
+  const check = await orm.checkConnection();
+  if (!check.ok) {
+    await orm.close(true).catch(() => undefined);
+    const cause = check.error as (Error & { code?: string; errors?: { code?: string }[] }) | undefined;
+    // AggregateError from a dual-stack connect carries the codes on its members.
+    const code = cause?.code ?? cause?.errors?.[0]?.code;
+    throw connectionFailure(url, check.reason, code);
+  }
+  return orm;
+}
+
+export async function migrate(orm: MikroORM, logger: Logger): Promise<void> {
+  const applied = await orm.migrator.up();
+  for (const migration of applied) logger.info({ migration: migration.name }, 'migration applied');
+}

@@ -1,0 +1,50 @@
+// Error kinds shared by every layer. Services throw these; the GraphQL layer turns them into coded
+// errors and the REST layer into Problem Details, so each kind has one stable code and type URI.
+
+export const PROBLEM_TYPE_BASE = 'https://portico.dev/problems/';
+
+export interface FieldError {
+  /** Path of the offending input, e.g. `input.email` or `first`. */
+  field: string;
+  message: string;
+}
+
+export abstract class DomainError extends Error {
+  abstract readonly code: string;
+  /** Last segment of the problem type URI. */
+  abstract readonly kind: string;
+
+  get type(): string {
+    return PROBLEM_TYPE_BASE + this.kind;
+  }
+}
+
+export class ValidationError extends DomainError {
+  readonly code = 'BAD_USER_INPUT';
+  readonly kind = 'invalid-input';
+  readonly fieldErrors: FieldError[];
+
+  constructor(fieldErrors: FieldError[]) {
+    super(fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; '));
+    this.fieldErrors = fieldErrors;
+  }
+
+  static field(field: string, message: string): ValidationError {
+    return new ValidationError([{ field, message }]);
+  }
+}
+
+export class NotFoundError extends DomainError {
+  readonly code = 'NOT_FOUND';
+  readonly kind = 'not-found';
+}
+
+export class ConflictError extends DomainError {
+  readonly code = 'CONFLICT';
+  readonly kind = 'conflict';
+}
+
+/** The process cannot start; the message is one sentence naming the cause and the fix. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}

@@ -1,0 +1,10 @@
+import type { EntityManager } from '../db/orm.ts';
+import type { CursorCodec } from '../pagination/cursor.ts';
+import type { Loaders } from './loaders.ts';
+
+/** What every resolver receives: a request-scoped entity manager and the request's batch loaders. */
+export interface GraphQLContext {
+  em: EntityManager;
+  cursors: CursorCodec;
+  loaders: Loaders;
+}

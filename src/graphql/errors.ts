@@ -1,0 +1,72 @@
+// How errors leave GraphQL: domain errors become coded errors with their problem type; errors
+// graphql-js raised about the request itself (syntax, validation, variables) are BAD_USER_INPUT;
+// anything else is masked to INTERNAL, and the original goes to the log with the request id.
+import { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { DomainError, PROBLEM_TYPE_BASE, ValidationError } from '../errors.ts';
+
+function domainErrorOf(error: unknown): DomainError | undefined {
+  if (error instanceof DomainError) return error;
+  if (error instanceof GraphQLError) return domainErrorOf(error.originalError);
+  return undefined;
+}
+
+/** Raised by graphql-js or yoga themselves: a GraphQLError all the way down, wrapping no other error. */
+function isGraphQLOwnError(error: unknown): error is GraphQLError {
+  return error instanceof GraphQLError && (error.originalError == null || isGraphQLOwnError(error.originalError));
+}
+
+/** Errors the client caused: worth a debug line, not an error report. */
+export function isClientError(error: unknown): boolean {
+  return domainErrorOf(error) !== undefined || isGraphQLOwnError(error);
+}
+
+export function maskError(error: unknown): GraphQLError {
+  const located = error instanceof GraphQLError ? error : undefined;
+  const options = { nodes: located?.nodes, source: located?.source, positions: located?.positions, path: located?.path };
+
+  const domain = domainErrorOf(error);
+  if (domain) {
+    return new GraphQLError(domain.message, {
+      ...options,
+      extensions: {
+        code: domain.code,
+        type: domain.type,
+        ...(domain instanceof ValidationError ? { errors: domain.fieldErrors } : {}),
+      },
+    });
+  }
+  if (isGraphQLOwnError(error)) return asRequestError(error);
+  return new GraphQLError('Unexpected error.', {
+    ...options,
+    extensions: { code: 'INTERNAL', type: `${PROBLEM_TYPE_BASE}internal` },
+  });
+}
+
+/**
+ * An error graphql-js or yoga raised about the request itself; keeps its extensions (yoga reads `http`).
+ * Without a path it rejected the whole request (e.g. a variable of the wrong type): GraphQL over HTTP
+ * wants 400 for that with `application/graphql-response+json` and 200 with `application/json`, which
+ * yoga does for errors marked `spec`.
+ */
+function asRequestError(error: GraphQLError): GraphQLError {
+  const http = error.extensions.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined);
+  return new GraphQLError(error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    path: error.path,
+    extensions: { ...error.extensions, ...(http ? { http } : {}), code: 'BAD_USER_INPUT', type: `${PROBLEM_TYPE_BASE}invalid-input` },
+  });
+}
+
+/** Validation errors bypass masking in yoga; this gives them the same code as every other input error. */
+export function useValidationErrorCodes(): Plugin {
+  return {
+    onValidate:
+      () =>
+      ({ result, setResult }) => {
+        if (result.length > 0) setResult(result.map((error: Error) => (error instanceof GraphQLError ? asRequestError(error) : error)));
+      },
+  };
+}

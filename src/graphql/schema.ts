@@ -1,0 +1,7 @@
+// Importing each type file registers it on the builder.
+import { builder } from './builder.ts';
+import './types/date-time.ts';
+import './types/user.ts';
+import './types/order.ts';
+
+export const schema = builder.toSchema({ sortSchema: false });

@@ -1,0 +1,66 @@
+import { ORDER_STATUSES, type Order } from '../../db/entities/index.ts';
+import { NotFoundError } from '../../errors.ts';
+import { ORDERS_BY_USER_MAX, USER_ORDERS_PAGE } from '../../services/limits.ts';
+import { createOrder, listOrdersOfUser } from '../../services/orders.ts';
+import { InputCheck } from '../../services/validation.ts';
+import { builder } from '../builder.ts';
+import { UserRef } from './user.ts';
+
+const STATUSES = ORDER_STATUSES.map((status) => `\`${status}\``).join(', ');
+
+export const OrderRef = builder.objectRef<Order>('Order').implement({
+  description: 'An order placed by a user.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'Opaque, prefixed `ord_`; sorts in creation order.' }),
+    total: t.exposeInt('total', { description: 'Amount in minor currency units (e.g. cents), 0 or more.' }),
+    status: t.exposeString('status', { description: `One of ${STATUSES}.` }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    user: t.field({
+      type: UserRef,
+      resolve: async (order, _args, ctx) => {
+        const user = await ctx.loaders.userById.load(order.user.id);
+        if (!user) throw new NotFoundError(`No user has the id ${order.user.id}.`);
+        return user;
+      },
+    }),
+  }),
+});
+
+builder.objectField(UserRef, 'orders', (t) =>
+  t.field({
+    type: [OrderRef],
+    description: `The user's newest orders first. \`limit\`: 1 to ${USER_ORDERS_PAGE.max}, default ${USER_ORDERS_PAGE.default}.`,
+    args: { limit: t.arg.int() },
+    resolve: (user, args, ctx) => {
+      const check = new InputCheck();
+      const limit = check.pageSize('limit', args.limit, USER_ORDERS_PAGE);
+      check.done();
+      return ctx.loaders.latestOrders(limit!).load(user.id);
+    },
+  }),
+);
+
+builder.queryField('orders', (t) =>
+  t.field({
+    type: [OrderRef],
+    description: `The newest ${ORDERS_BY_USER_MAX} orders of a user, newest first. NOT_FOUND if the user does not exist.`,
+    args: { userId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => listOrdersOfUser(ctx.em, String(args.userId)),
+  }),
+);
+
+const CreateOrderInput = builder.inputType('CreateOrderInput', {
+  fields: (t) => ({
+    userId: t.id({ required: true }),
+    total: t.int({ required: true, description: 'Minor currency units, 0 or more.' }),
+    status: t.string({ description: `One of ${STATUSES}; default \`pending\`.` }),
+  }),
+});
+
+builder.mutationField('createOrder', (t) =>
+  t.field({
+    type: OrderRef,
+    args: { input: t.arg({ type: CreateOrderInput, required: true }) },
+    resolve: (_root, args, ctx) => createOrder(ctx.em, { ...args.input, userId: String(args.input.userId) }),
+  }),
+);

@@ -1,0 +1,81 @@
+import type { User } from '../../db/entities/index.ts';
+import { createUser, deleteUser, findUser, listUsers, replaceUser, updateUser } from '../../services/users.ts';
+import { USERS_PAGE } from '../../services/limits.ts';
+import { builder } from '../builder.ts';
+
+export const UserRef = builder.objectRef<User>('User').implement({
+  description: 'Someone who places orders.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'Opaque, prefixed `usr_`; sorts in creation order.' }),
+    name: t.exposeString('name', { description: '1 to 200 characters.' }),
+    email: t.exposeString('email', { description: 'Unique, compared case-insensitively.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const UserConnection = builder.connectionObject({ type: UserRef, name: 'UserConnection' });
+
+builder.queryFields((t) => ({
+  user: t.field({
+    type: UserRef,
+    nullable: true,
+    description: 'The user with this id, or null if there is none.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => findUser(ctx.em, String(args.id)),
+  }),
+  users: t.field({
+    type: UserConnection,
+    description: `Users in creation order. \`first\`: 1 to ${USERS_PAGE.max}, default ${USERS_PAGE.default}. \`after\`: an \`endCursor\` from a previous page.`,
+    args: { first: t.arg.int(), after: t.arg.string() },
+    resolve: async (_root, args, ctx) => {
+      const page = await listUsers(ctx.em, ctx.cursors, args);
+      return {
+        edges: page.items,
+        pageInfo: {
+          hasNextPage: page.hasNextPage,
+          // Paging is forward-only; the Relay spec lets forward paging report false here.
+          hasPreviousPage: false,
+          startCursor: page.items[0]?.cursor ?? null,
+          endCursor: page.items.at(-1)?.cursor ?? null,
+        },
+      };
+    },
+  }),
+}));
+
+const CreateUserInput = builder.inputType('CreateUserInput', {
+  fields: (t) => ({ name: t.string({ required: true }), email: t.string({ required: true }) }),
+});
+const ReplaceUserInput = builder.inputType('ReplaceUserInput', {
+  description: 'Every writable field; the stored user is replaced by these values.',
+  fields: (t) => ({ name: t.string({ required: true }), email: t.string({ required: true }) }),
+});
+const UpdateUserInput = builder.inputType('UpdateUserInput', {
+  description: 'Only the fields given change; null is not allowed for any of them.',
+  fields: (t) => ({ name: t.string(), email: t.string() }),
+});
+
+builder.mutationFields((t) => ({
+  createUser: t.field({
+    type: UserRef,
+    args: { input: t.arg({ type: CreateUserInput, required: true }) },
+    resolve: (_root, args, ctx) => createUser(ctx.em, args.input),
+  }),
+  replaceUser: t.field({
+    type: UserRef,
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: ReplaceUserInput, required: true }) },
+    resolve: (_root, args, ctx) => replaceUser(ctx.em, String(args.id), args.input),
+  }),
+  updateUser: t.field({
+    type: UserRef,
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateUserInput, required: true }) },
+    resolve: (_root, args, ctx) => updateUser(ctx.em, String(args.id), args.input),
+  }),
+  deleteUser: t.field({
+    type: 'ID',
+    description: "Deletes the user and all of their orders; returns the deleted user's id.",
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => deleteUser(ctx.em, String(args.id)),
+  }),
+}));

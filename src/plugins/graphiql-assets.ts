@@ -1,0 +1,58 @@
+// GraphiQL with every asset served by this service: the machines it runs on may have no internet,
+// and yoga's default page loads its scripts from a CDN. The bundle is served as separate, cacheable
+// files rather than inlined, so the page itself stays small.
+import { css, editorWorkerService, graphqlWorker, js, jsonWorker } from '@graphql-yoga/render-graphiql/graphiql';
+import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+
+const PREFIX = '/graphiql/assets/';
+const ASSETS: Record<string, { body: string; type: string }> = {
+  'graphiql.js': { body: js, type: 'text/javascript; charset=utf-8' },
+  'graphiql.css': { body: css, type: 'text/css; charset=utf-8' },
+  'editor.worker.js': { body: editorWorkerService, type: 'text/javascript; charset=utf-8' },
+  'json.worker.js': { body: jsonWorker, type: 'text/javascript; charset=utf-8' },
+  'graphql.worker.js': { body: graphqlWorker, type: 'text/javascript; charset=utf-8' },
+};
+
+export function useGraphiQLAssets(): Plugin {
+  return {
+    onRequest({ request, url, endResponse, fetchAPI }) {
+      if (!url.pathname.startsWith(PREFIX) || request.method !== 'GET') return;
+      const asset = ASSETS[url.pathname.slice(PREFIX.length)];
+      endResponse(
+        asset
+          ? new fetchAPI.Response(asset.body, {
+              headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
+            })
+          : new fetchAPI.Response(null, { status: 404 }),
+      );
+    },
+  };
+}
+
+const escapeJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
+
+export function renderGraphiQL(options: GraphiQLOptions = {}): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>${options.title ?? 'GraphiQL'}</title>
+<link rel="stylesheet" href="${PREFIX}graphiql.css">
+</head>
+<body id="body" class="no-focus-outline">
+<noscript>You need to enable JavaScript to run GraphiQL.</noscript>
+<div id="root"></div>
+<script>
+self.MonacoEnvironment = {
+  globalAPI: false,
+  getWorkerUrl: (_moduleId, label) => ({
+    json: '${PREFIX}json.worker.js',
+    graphql: '${PREFIX}graphql.worker.js',
+  })[label] ?? '${PREFIX}editor.worker.js',
+};
+</script>
+<script src="${PREFIX}graphiql.js"></script>
+<script>YogaGraphiQL.renderYogaGraphiQL(document.getElementById('root'), ${escapeJson(options)});</script>
+</body>
+</html>`;
+}

@@ -1,0 +1,31 @@
+// Liveness and readiness for orchestrators and load balancers, answered before any GraphQL work.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export interface Probes {
+  /** Resolves to a reason when the service should not receive traffic, undefined when it may. */
+  notReadyReason(): Promise<string | undefined>;
+}
+
+function send(res: ServerResponse, status: number, body: object): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+  res.end(JSON.stringify(body));
+}
+
+/** Answers GET /health (the process is up) and GET /ready (it can serve); false for anything else. */
+export function answerProbe(req: IncomingMessage, res: ServerResponse, probes: Probes): boolean {
+  const path = req.url?.split('?')[0];
+  if (path !== '/health' && path !== '/ready') return false;
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    res.writeHead(405, { allow: 'GET, HEAD' }).end();
+    return true;
+  }
+  if (path === '/health') {
+    send(res, 200, { status: 'ok' });
+    return true;
+  }
+  probes.notReadyReason().then(
+    (reason) => (reason === undefined ? send(res, 200, { status: 'ready' }) : send(res, 503, { status: 'unavailable', reason })),
+    () => send(res, 503, { status: 'unavailable', reason: 'readiness check failed' }),
+  );
+  return true;
+}

@@ -1,0 +1,118 @@
+// Composes the HTTP server: probes, then yoga with its plugins. Every request runs inside a request
+// context (its id reaches every log line) and is logged once when its response is finished.
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createYoga } from 'graphql-yoga';
+import type { Config } from './config.ts';
+import type { MikroORM } from './db/orm.ts';
+import type { GraphQLContext } from './graphql/context.ts';
+import { isClientError, maskError, useValidationErrorCodes } from './graphql/errors.ts';
+import { createLoaders } from './graphql/loaders.ts';
+import { schema } from './graphql/schema.ts';
+import type { Logger } from './log.ts';
+import type { CursorCodec } from './pagination/cursor.ts';
+import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
+import { answerProbe } from './plugins/probes.ts';
+import { requestContext, requestIdFrom } from './request-context.ts';
+import { StartupError } from './errors.ts';
+
+export interface AppDependencies {
+  config: Config;
+  logger: Logger;
+  orm: MikroORM;
+  cursors: CursorCodec;
+}
+
+export interface App {
+  server: http.Server;
+  /** Starts listening; resolves with the bound address. */
+  listen(port?: number, host?: string): Promise<AddressInfo>;
+  /** Stops accepting, lets in-flight requests finish within the grace period, then cuts the rest. */
+  close(): Promise<void>;
+}
+
+export function createApp({ config, logger, orm, cursors }: AppDependencies): App {
+  let draining = false;
+
+  const yoga = createYoga<Record<string, never>, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    // Yoga's built-in probe matches any URL that merely ends in its path; ours are exact (probes.ts).
+    healthCheckEndpoint: `/.yoga-health-${randomUUID()}`,
+    graphiql: config.graphiql ? { title: 'Portico GraphiQL' } : false,
+    renderGraphiQL,
+    maskedErrors: { maskError: (error) => maskError(error), isDev: false },
+    logging: {
+      debug: (...args) => logger.debug({ detail: args }, 'yoga'),
+      info: (...args) => logger.info({ detail: args }, 'yoga'),
+      warn: (...args) => logger.warn({ detail: args }, 'yoga'),
+      // Yoga reports every error it masks here; the ones clients caused are not failures of ours.
+      error: (error: unknown, ...rest) => {
+        if (isClientError(error)) logger.debug({ err: error }, 'request error');
+        else logger.error({ err: error, detail: rest }, 'unexpected error while handling a request');
+      },
+    },
+    context: () => {
+      const em = orm.em.fork();
+      return { em, cursors, loaders: createLoaders(em) };
+    },
+    plugins: [useGraphiQLAssets(), useValidationErrorCodes()],
+  });
+
+  const probes = {
+    async notReadyReason() {
+      if (draining) return 'shutting down';
+      return (await orm.checkConnection()).ok ? undefined : 'database unreachable';
+    },
+  };
+
+  const server = http.createServer((req, res) => {
+    const requestId = requestIdFrom(req.headers['x-request-id']);
+    const started = performance.now();
+    res.setHeader('x-request-id', requestId);
+    res.on('finish', () => {
+      const durationMs = Math.round((performance.now() - started) * 10) / 10;
+      logger.info({ requestId, method: req.method, url: req.url, status: res.statusCode, durationMs }, 'request');
+    });
+    requestContext.run({ requestId }, () => {
+      if (!answerProbe(req, res, probes)) void yoga(req, res);
+    });
+  });
+
+  return {
+    server,
+    listen(port = config.port, host = config.host) {
+      return new Promise((resolve, reject) => {
+        const onError = (error: NodeJS.ErrnoException) => {
+          if (error.code === 'EADDRINUSE') {
+            reject(new StartupError(`Port ${port} on ${host} is already in use; stop the other process or set PORT to a free port.`));
+          } else if (error.code === 'EACCES') {
+            reject(new StartupError(`Not allowed to listen on port ${port}; use a port above 1023 or run with the right privileges.`));
+          } else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') {
+            reject(new StartupError(`Cannot listen on ${host}: no such local address; fix HOST.`));
+          } else {
+            reject(error);
+          }
+        };
+        server.once('error', onError);
+        server.listen(port, host, () => {
+          server.off('error', onError);
+          resolve(server.address() as AddressInfo);
+        });
+      });
+    },
+    async close() {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const grace = new Promise<'timeout'>((resolve) => setTimeout(resolve, config.shutdownGraceMs, 'timeout').unref());
+      if ((await Promise.race([closed, grace])) === 'timeout') {
+        logger.warn({ graceMs: config.shutdownGraceMs }, 'requests still running after the grace period; closing their connections');
+        server.closeAllConnections();
+        await closed;
+      }
+    },
+  };
+}

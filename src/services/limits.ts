@@ -1,0 +1,11 @@
+// Page sizes: every list is bounded, and asking for more than the maximum is an input error
+// rather than a silent clamp, so clients never mistake a clamped page for the end of a list.
+export const USERS_PAGE = { default: 20, max: 100 } as const;
+export const USER_ORDERS_PAGE = { default: 20, max: 100 } as const;
+/** `orders(userId)` has no size argument: it returns at most this many, newest first. */
+export const ORDERS_BY_USER_MAX = 100;
+
+export const NAME_MAX_LENGTH = 200;
+export const EMAIL_MAX_LENGTH = 254;
+/** Order totals are GraphQL `Int`s (32-bit signed), in minor currency units. */
+export const TOTAL_MAX = 2_147_483_647;

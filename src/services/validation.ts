@@ -1,0 +1,75 @@
+// Input rules shared by every write path. Each check records a problem against the field it
+// concerns, so a client learns everything wrong with an input at once, not one field per attempt.
+import { ORDER_STATUSES, type OrderStatus } from '../db/entities/index.ts';
+import { isId, type IdKind } from '../db/ids.ts';
+import { ValidationError, type FieldError } from '../errors.ts';
+import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, TOTAL_MAX } from './limits.ts';
+
+const ID_EXAMPLES: Record<IdKind, string> = { user: 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m', order: 'ord_01jd3x3b8vfb9s1p4t4p6q2k7m' };
+// Deliberately plain: one @, no spaces, a dotted domain. Deliverability is the mail system's job.
+const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/;
+
+export class InputCheck {
+  readonly #errors: FieldError[] = [];
+
+  fail(field: string, message: string): undefined {
+    this.#errors.push({ field, message });
+    return undefined;
+  }
+
+  /** Throws a ValidationError naming every field that failed. */
+  done(): void {
+    if (this.#errors.length > 0) throw new ValidationError(this.#errors);
+  }
+
+  id(kind: IdKind, field: string, value: string): string | undefined {
+    if (isId(kind, value)) return value;
+    return this.fail(field, `must be a ${kind} id like ${ID_EXAMPLES[kind]}`);
+  }
+
+  name(field: string, value: string | null | undefined): string | undefined {
+    if (value == null) return this.fail(field, 'is required');
+    const name = value.trim();
+    const length = [...name].length;
+    if (length === 0) return this.fail(field, 'must not be blank');
+    if (length > NAME_MAX_LENGTH) return this.fail(field, `must be at most ${NAME_MAX_LENGTH} characters (got ${length})`);
+    return name;
+  }
+
+  email(field: string, value: string | null | undefined): string | undefined {
+    if (value == null) return this.fail(field, 'is required');
+    const email = value.trim();
+    if (email.length > EMAIL_MAX_LENGTH) return this.fail(field, `must be at most ${EMAIL_MAX_LENGTH} characters`);
+    if (!EMAIL_PATTERN.test(email)) return this.fail(field, 'must be an email address like ada@example.com');
+    return email;
+  }
+
+  total(field: string, value: number): number | undefined {
+    if (!Number.isInteger(value) || value < 0 || value > TOTAL_MAX) {
+      return this.fail(field, `must be a whole number of minor currency units from 0 to ${TOTAL_MAX}`);
+    }
+    return value;
+  }
+
+  status(field: string, value: string | null | undefined): OrderStatus | undefined {
+    if (value == null) return 'pending';
+    if ((ORDER_STATUSES as readonly string[]).includes(value)) return value as OrderStatus;
+    return this.fail(field, `must be one of ${ORDER_STATUSES.join(', ')}`);
+  }
+
+  pageSize(field: string, value: number | null | undefined, bounds: { default: number; max: number }): number | undefined {
+    if (value == null) return bounds.default;
+    if (!Number.isInteger(value) || value < 1 || value > bounds.max) {
+      return this.fail(field, `must be a whole number from 1 to ${bounds.max} (got ${value})`);
+    }
+    return value;
+  }
+}
+
+/** Checks one id on its own, for reads that take nothing else. */
+export function requireId(kind: IdKind, field: string, value: string): string {
+  const check = new InputCheck();
+  const id = check.id(kind, field, value);
+  check.done();
+  return id!;
+}

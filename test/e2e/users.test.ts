@@ -1,0 +1,177 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+const USER_FIELDS = 'id name email createdAt updatedAt';
+const CREATE = `mutation ($input: CreateUserInput!) { createUser(input: $input) { ${USER_FIELDS} } }`;
+
+interface UserData {
+  id: string;
+  name: string;
+  email: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+let counter = 0;
+async function createUser(overrides: Partial<{ name: string; email: string }> = {}): Promise<UserData> {
+  counter += 1;
+  const input = { name: `User ${counter}`, email: `user${counter}-${Date.now()}@example.com`, ...overrides };
+  const response = await server.gql<{ createUser: UserData }>(CREATE, { input });
+  expect(response.body.errors).toBeUndefined();
+  return response.body.data!.createUser;
+}
+
+function firstError(response: { body: { errors?: { extensions: { code: string; errors?: { field: string }[] } }[] } }) {
+  expect(response.body.errors, 'expected an error').toBeDefined();
+  return response.body.errors![0]!;
+}
+
+describe('createUser', () => {
+  it('creates a user with a prefixed id and timestamps, and reads it back', async () => {
+    const user = await createUser({ name: '  Ada Lovelace ', email: 'ada.lovelace@example.com' });
+    expect(user.id).toMatch(/^usr_[0-7][0-9a-hjkmnp-tv-z]{25}$/);
+    expect(user.name).toBe('Ada Lovelace');
+    expect(user.email).toBe('ada.lovelace@example.com');
+    expect(Date.parse(user.createdAt)).toBeGreaterThan(Date.now() - 60_000);
+    expect(user.updatedAt).toBe(user.createdAt);
+
+    const read = await server.gql<{ user: UserData }>(`query ($id: ID!) { user(id: $id) { ${USER_FIELDS} } }`, { id: user.id });
+    expect(read.body.data!.user).toEqual(user);
+  });
+
+  it.each([
+    [{ name: '', email: 'a@example.com' }, ['name']],
+    [{ name: '   ', email: 'a@example.com' }, ['name']],
+    [{ name: 'x'.repeat(201), email: 'a@example.com' }, ['name']],
+    [{ name: 'Ok', email: 'not-an-email' }, ['email']],
+    [{ name: 'Ok', email: 'two@@example.com' }, ['email']],
+    [{ name: 'Ok', email: `${'a'.repeat(250)}@example.com` }, ['email']],
+    [{ name: '', email: 'nope' }, ['name', 'email']],
+  ])('refuses %j with BAD_USER_INPUT naming %j', async (input, fields) => {
+    const response = await server.gql(CREATE, { input });
+    const error = firstError(response);
+    expect(error.extensions.code).toBe('BAD_USER_INPUT');
+    expect(error.extensions.errors!.map((e) => e.field)).toEqual(fields);
+    expect(response.body.data).toBeNull();
+  });
+
+  it('accepts a name of exactly 200 characters, counted as characters not bytes', async () => {
+    const user = await createUser({ name: 'é'.repeat(200) });
+    expect([...user.name]).toHaveLength(200);
+  });
+
+  it('refuses a missing field as a GraphQL input error', async () => {
+    const response = await server.gql(CREATE, { input: { name: 'No Email' } });
+    expect(response.status).toBe(400);
+    expect(firstError(response).extensions.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('refuses a second user with the same email in any letter case with CONFLICT', async () => {
+    await createUser({ email: 'grace@example.com' });
+    const response = await server.gql(CREATE, { input: { name: 'Grace Again', email: 'GRACE@Example.com' } });
+    const error = firstError(response);
+    expect(error.extensions.code).toBe('CONFLICT');
+    expect(error.extensions).toMatchObject({ type: 'https://portico.dev/problems/conflict' });
+  });
+
+  it('lets exactly one of many concurrent creates with one email win', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => server.gql(CREATE, { input: { name: `Racer ${i}`, email: 'race@example.com' } })),
+    );
+    const codes = results.map((r) => r.body.errors?.[0]?.extensions.code ?? 'OK');
+    expect(codes.filter((c) => c === 'OK')).toHaveLength(1);
+    expect(codes.filter((c) => c === 'CONFLICT')).toHaveLength(9);
+  });
+});
+
+describe('user', () => {
+  it('is null for an id nobody has', async () => {
+    const response = await server.gql('{ user(id: "usr_01jd3x3b8vfb9s1p4t4p6q2k7m") { id } }');
+    expect(response.body).toEqual({ data: { user: null } });
+  });
+
+  it.each(['42', 'usr_nope', 'ord_01jd3x3b8vfb9s1p4t4p6q2k7m', "usr_01jd3x3b8vfb9s1p4t4p6q2k7'; drop table users; --"])(
+    'refuses the malformed id %j with BAD_USER_INPUT',
+    async (id) => {
+      const response = await server.gql('query ($id: ID!) { user(id: $id) { id } }', { id });
+      const error = firstError(response);
+      expect(error.extensions.code).toBe('BAD_USER_INPUT');
+      expect(error.extensions.errors).toEqual([{ field: 'id', message: expect.stringContaining('usr_') }]);
+    },
+  );
+});
+
+describe('replaceUser', () => {
+  const REPLACE = `mutation ($id: ID!, $input: ReplaceUserInput!) { replaceUser(id: $id, input: $input) { ${USER_FIELDS} } }`;
+
+  it('replaces every writable field and moves updatedAt', async () => {
+    const user = await createUser();
+    const response = await server.gql<{ replaceUser: UserData }>(REPLACE, { id: user.id, input: { name: 'Replaced', email: 'replaced@example.com' } });
+    const replaced = response.body.data!.replaceUser;
+    expect(replaced).toMatchObject({ id: user.id, name: 'Replaced', email: 'replaced@example.com', createdAt: user.createdAt });
+    expect(Date.parse(replaced.updatedAt)).toBeGreaterThanOrEqual(Date.parse(user.updatedAt));
+  });
+
+  it('requires every field', async () => {
+    const user = await createUser();
+    const response = await server.gql(REPLACE, { id: user.id, input: { name: 'Only Name' } });
+    expect(response.status).toBe(400);
+    expect(firstError(response).extensions.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('is NOT_FOUND for an unknown user and CONFLICT for a taken email', async () => {
+    const missing = await server.gql(REPLACE, { id: 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m', input: { name: 'X', email: 'x@example.com' } });
+    expect(firstError(missing).extensions.code).toBe('NOT_FOUND');
+    const a = await createUser();
+    const b = await createUser();
+    const taken = await server.gql(REPLACE, { id: b.id, input: { name: 'B', email: a.email.toUpperCase() } });
+    expect(firstError(taken).extensions.code).toBe('CONFLICT');
+  });
+});
+
+describe('updateUser', () => {
+  const UPDATE = `mutation ($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { ${USER_FIELDS} } }`;
+
+  it('changes only the fields given', async () => {
+    const user = await createUser();
+    const response = await server.gql<{ updateUser: UserData }>(UPDATE, { id: user.id, input: { name: 'Renamed' } });
+    expect(response.body.data!.updateUser).toMatchObject({ id: user.id, name: 'Renamed', email: user.email });
+    const unchanged = await server.gql<{ updateUser: UserData }>(UPDATE, { id: user.id, input: {} });
+    expect(unchanged.body.data!.updateUser).toMatchObject({ name: 'Renamed', email: user.email });
+  });
+
+  it('refuses null and invalid values without changing anything', async () => {
+    const user = await createUser();
+    const response = await server.gql(UPDATE, { id: user.id, input: { name: null, email: 'bad' } });
+    expect(firstError(response).extensions.errors!.map((e) => e.field)).toEqual(['name', 'email']);
+    const read = await server.gql<{ user: UserData }>(`query ($id: ID!) { user(id: $id) { ${USER_FIELDS} } }`, { id: user.id });
+    expect(read.body.data!.user).toEqual(user);
+  });
+
+  it('is NOT_FOUND for an unknown user', async () => {
+    const response = await server.gql(UPDATE, { id: 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m', input: { name: 'X' } });
+    expect(firstError(response).extensions.code).toBe('NOT_FOUND');
+  });
+});
+
+describe('deleteUser', () => {
+  it('deletes the user and their orders; a second delete is NOT_FOUND', async () => {
+    const user = await createUser();
+    await server.gql('mutation ($id: ID!) { createOrder(input: { userId: $id, total: 500 }) { id } }', { id: user.id });
+    const deleted = await server.gql('mutation ($id: ID!) { deleteUser(id: $id) }', { id: user.id });
+    expect(deleted.body).toEqual({ data: { deleteUser: user.id } });
+
+    expect((await server.gql('query ($id: ID!) { user(id: $id) { id } }', { id: user.id })).body.data).toEqual({ user: null });
+    const rows = await server.orm.em.fork().execute<{ count: string }[]>('select count(*) from orders where user_id = ?', [user.id]);
+    expect(Number(rows[0]!.count)).toBe(0);
+
+    const again = await server.gql('mutation ($id: ID!) { deleteUser(id: $id) }', { id: user.id });
+    expect(firstError(again).extensions.code).toBe('NOT_FOUND');
+  });
+});

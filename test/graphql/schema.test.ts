@@ -1,0 +1,41 @@
+import fs from 'node:fs/promises';
+import { buildSchema, printType, type GraphQLObjectType } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { SCHEMA_FILE, printedSchema } from '../../src/graphql/print.ts';
+import { schema } from '../../src/graphql/schema.ts';
+
+describe('schema', () => {
+  it('is checked in as printed from the code (run `npm run schema:print` to refresh it)', async () => {
+    expect(await fs.readFile(SCHEMA_FILE, 'utf8')).toBe(printedSchema());
+  });
+
+  it('keeps the specified fields exactly, with their nullability', () => {
+    const spec = buildSchema(`
+      type User  { id: ID!  name: String!  email: String!  orders(limit: Int): [Order!]! }
+      type Order { id: ID!  total: Int!  status: String! }
+      type PageInfo { hasNextPage: Boolean! endCursor: String }
+      type UserEdge { node: User! cursor: String! }
+      type UserConnection { edges: [UserEdge!]! pageInfo: PageInfo! }
+      type Query {
+        user(id: ID!): User
+        orders(userId: ID!): [Order!]!
+        users(first: Int, after: String): UserConnection!
+      }
+      type Mutation { createOrder(input: CreateOrderInput!): Order! }
+      input CreateOrderInput { userId: ID!  total: Int!  status: String }
+    `);
+    for (const type of Object.values(spec.getTypeMap())) {
+      if (type.name.startsWith('__') || !('getFields' in type)) continue;
+      const actual = schema.getType(type.name) as GraphQLObjectType | undefined;
+      expect(actual, type.name).toBeDefined();
+      for (const [name, field] of Object.entries((type as GraphQLObjectType).getFields())) {
+        const actualField = actual!.getFields()[name];
+        expect(actualField, `${type.name}.${name}`).toBeDefined();
+        expect(String(actualField!.type), `${type.name}.${name}`).toBe(String(field.type));
+        const args = (f: typeof field) => ('args' in f ? f.args.map((arg) => `${arg.name}: ${String(arg.type)}`) : []);
+        expect(args(actualField!), `${type.name}.${name} arguments`).toEqual(args(field));
+      }
+    }
+    expect(printType(schema.getType('CreateOrderInput')!)).toContain('userId: ID!');
+  });
+});
