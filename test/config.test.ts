@@ -4,7 +4,14 @@ import { ConfigError, loadConfig } from '../src/config.ts';
 describe('configuration', () => {
   it('has working defaults for development', () => {
     const config = loadConfig({});
-    expect(config).toMatchObject({ port: 4000, host: '0.0.0.0', databaseUrl: undefined, production: false, logLevel: 'info', graphiql: true });
+    expect(config).toMatchObject({
+      port: 4000,
+      host: '0.0.0.0',
+      databaseUrl: undefined,
+      production: false,
+      logLevel: 'info',
+      graphiql: true,
+    });
     expect(config.dataDir).toMatch(/\.data$/);
   });
 

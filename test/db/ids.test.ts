@@ -26,10 +26,16 @@ describe('ids', () => {
     expect(isId('order', early)).toBe(true);
   });
 
-  it.each(['', 'usr_', 'usr_123', 'USR_01jd3x3b8vfb9s1p4t4p6q2k7m', 'usr_81jd3x3b8vfb9s1p4t4p6q2k7m', 'usr_01jd3x3b8vfb9s1p4t4p6q2k7mx', 'usr_01jd3x3b8vfb9s1p4t4p6q2k7u', "usr_01jd3x3b8vfb9s1p4t4p6q2k7'"])(
-    'rejects the malformed id %j',
-    (value) => {
-      expect(isId('user', value)).toBe(false);
-    },
-  );
+  it.each([
+    '',
+    'usr_',
+    'usr_123',
+    'USR_01jd3x3b8vfb9s1p4t4p6q2k7m',
+    'usr_81jd3x3b8vfb9s1p4t4p6q2k7m',
+    'usr_01jd3x3b8vfb9s1p4t4p6q2k7mx',
+    'usr_01jd3x3b8vfb9s1p4t4p6q2k7u',
+    "usr_01jd3x3b8vfb9s1p4t4p6q2k7'",
+  ])('rejects the malformed id %j', (value) => {
+    expect(isId('user', value)).toBe(false);
+  });
 });

@@ -112,7 +112,10 @@ describe('replaceUser', () => {
 
   it('replaces every writable field and moves updatedAt', async () => {
     const user = await createUser();
-    const response = await server.gql<{ replaceUser: UserData }>(REPLACE, { id: user.id, input: { name: 'Replaced', email: 'replaced@example.com' } });
+    const response = await server.gql<{ replaceUser: UserData }>(REPLACE, {
+      id: user.id,
+      input: { name: 'Replaced', email: 'replaced@example.com' },
+    });
     const replaced = response.body.data!.replaceUser;
     expect(replaced).toMatchObject({ id: user.id, name: 'Replaced', email: 'replaced@example.com', createdAt: user.createdAt });
     expect(Date.parse(replaced.updatedAt)).toBeGreaterThanOrEqual(Date.parse(user.updatedAt));

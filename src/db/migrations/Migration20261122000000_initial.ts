@@ -11,7 +11,7 @@ export class Migration20261122000000_initial extends Migration {
       "created_at" timestamptz(3) not null,
       "updated_at" timestamptz(3) not null,
       primary key ("id"),
-      constraint "users_name_length_check" check (char_length(name) between 1 and 200)
+      constraint "users_name_length_check" check (char_length(name) >= 1 and char_length(name) <= 200)
     );`);
     this.addSql(`create index "users_created_at_id_idx" on "users" ("created_at", "id");`);
     this.addSql(`create unique index "users_email_lower_key" on "users" (lower("email"));`);

@@ -1,0 +1,22 @@
+# Production image: production dependencies only, no embedded PostgreSQL (point DATABASE_URL at one),
+# running as the unprivileged `node` user. Node 24 runs the TypeScript sources directly.
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# Optional dependencies are the embedded PostgreSQL binaries, which the image does not use; no
+# production dependency needs an install script.
+RUN npm ci --omit=dev --omit=optional --ignore-scripts && npm cache clean --force
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production PORT=4000
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY package.json mikro-orm.config.ts ./
+COPY schema ./schema
+COPY src ./src
+USER node
+EXPOSE 4000
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + process.env.PORT + '/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Migrations run at start; SIGTERM drains requests before exiting.
+CMD ["node", "src/main.ts"]

@@ -1,0 +1,58 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate, openOrm, type MikroORM } from '../../src/db/orm.ts';
+import { createLogger } from '../../src/log.ts';
+import { createEmptyDatabase } from '../support/database.ts';
+
+let orm: MikroORM;
+let drop: () => Promise<void>;
+const logger = createLogger('silent');
+
+beforeAll(async () => {
+  const database = await createEmptyDatabase();
+  drop = database.drop;
+  orm = await openOrm(database.url, { poolMax: 2, logger });
+  await migrate(orm, logger);
+});
+afterAll(async () => {
+  await orm.close();
+  await drop();
+});
+
+describe('migrations', () => {
+  it('build exactly the schema the entities describe', async () => {
+    expect((await orm.schema.getUpdateSchemaSQL({ wrap: false })).trim()).toBe('');
+  });
+
+  it('are idempotent: a second run applies nothing', async () => {
+    expect(await orm.migrator.up()).toEqual([]);
+  });
+
+  it('create an index for every access path', async () => {
+    const rows = await orm.em
+      .fork()
+      .execute<{ indexdef: string }[]>("select indexdef from pg_indexes where schemaname = 'public' and tablename in ('users', 'orders')");
+    const definitions = rows.map((r) => r.indexdef.replace(/^.* USING btree /, ''));
+    expect(definitions).toEqual(expect.arrayContaining(['(id)', '(created_at, id)', '(lower(email))', '(user_id, created_at, id)']));
+  });
+
+  it('enforce the data rules in the database too', async () => {
+    const em = orm.em.fork();
+    await expect(
+      em.execute(`insert into users (id, name, email, created_at, updated_at) values ('usr_x', '', 'a@b.c', now(), now())`),
+    ).rejects.toThrow(/name_length/);
+    await em.execute(`insert into users (id, name, email, created_at, updated_at) values ('usr_y', 'Y', 'Case@Example.com', now(), now())`);
+    await expect(
+      em.execute(`insert into users (id, name, email, created_at, updated_at) values ('usr_z', 'Z', 'case@example.COM', now(), now())`),
+    ).rejects.toThrow(/email_lower/);
+    await expect(
+      em.execute(`insert into orders (id, user_id, total, status, created_at) values ('ord_1', 'usr_y', -1, 'paid', now())`),
+    ).rejects.toThrow(/total_check/);
+    await expect(
+      em.execute(`insert into orders (id, user_id, total, status, created_at) values ('ord_2', 'usr_y', 1, 'lost', now())`),
+    ).rejects.toThrow(/status_check/);
+    await em.execute(`insert into orders (id, user_id, total, created_at) values ('ord_3', 'usr_y', 1, now())`);
+    expect(await em.execute(`select status from orders where id = 'ord_3'`)).toEqual([{ status: 'pending' }]);
+    await em.execute(`delete from users where id = 'usr_y'`);
+    expect(await em.execute(`select count(*)::int as n from orders`)).toEqual([{ n: 0 }]);
+  });
+});

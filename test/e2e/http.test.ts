@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+describe('GraphQL over HTTP', () => {
+  it('answers queries sent with GET', async () => {
+    const query = encodeURIComponent('{ users(first: 1) { pageInfo { hasNextPage } } }');
+    const response = await fetch(`${server.url}/graphql?query=${query}`, { headers: { accept: 'application/graphql-response+json' } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('application/graphql-response+json');
+    expect(await response.json()).toEqual({ data: { users: { pageInfo: { hasNextPage: false } } } });
+  });
+
+  it('refuses mutations sent with GET', async () => {
+    const query = encodeURIComponent('mutation { deleteUser(id: "usr_01jd3x3b8vfb9s1p4t4p6q2k7m") }');
+    const response = await fetch(`${server.url}/graphql?query=${query}`, { headers: { accept: 'application/json' } });
+    expect(response.status).toBe(405);
+  });
+
+  it('answers malformed JSON and syntax errors with 400 and BAD_USER_INPUT', async () => {
+    const broken = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query": ',
+    });
+    expect(broken.status).toBe(400);
+    const syntax = await server.gql('{ users { ');
+    expect(syntax.status).toBe(400);
+    expect(syntax.body.errors![0]!.extensions.code).toBe('BAD_USER_INPUT');
+    const unknownField = await server.gql('{ nope }');
+    expect(unknownField.status).toBe(400);
+    expect(unknownField.body.errors![0]!.extensions.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('uses 200 for request errors when the client accepts only application/json', async () => {
+    const response = await server.gql('{ nope }', undefined, { accept: 'application/json' });
+    expect(response.status).toBe(200);
+    expect(response.body.errors![0]!.extensions.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('request ids', () => {
+  it('echoes a well-formed X-Request-Id and logs the request under it', async () => {
+    const response = await fetch(`${server.url}/health`, { headers: { 'x-request-id': 'client-trace.42' } });
+    expect(response.headers.get('x-request-id')).toBe('client-trace.42');
+    expect(server.logs).toContainEqual(expect.objectContaining({ requestId: 'client-trace.42', url: '/health', status: 200 }));
+  });
+
+  it('generates one when none or a malformed one is sent', async () => {
+    const variants: Record<string, string>[] = [{}, { 'x-request-id': 'bad id with spaces' }, { 'x-request-id': 'x'.repeat(200) }];
+    for (const headers of variants) {
+      const response = await fetch(`${server.url}/health`, { headers });
+      expect(response.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
+  });
+});
+
+describe('unexpected errors', () => {
+  it('are masked as INTERNAL with no internals, and logged with the request id', async () => {
+    const user = await server.gql<{ createUser: { id: string } }>(
+      'mutation { createUser(input: { name: "Broken", email: "broken@example.com" }) { id } }',
+    );
+    const id = user.body.data!.createUser.id;
+    await server.orm.em.fork().execute('alter table orders rename to orders_gone');
+    try {
+      const response = await server.gql('query ($id: ID!) { orders(userId: $id) { id } }', { id }, { 'x-request-id': 'broken-1' });
+      expect(response.body.errors).toEqual([
+        expect.objectContaining({
+          message: 'Unexpected error.',
+          extensions: { code: 'INTERNAL', type: 'https://portico.dev/problems/internal' },
+        }),
+      ]);
+      expect(JSON.stringify(response.body)).not.toMatch(/orders_gone|relation|select|stack/i);
+      const logged = server.logs.find((line) => line.requestId === 'broken-1' && line.level === 50);
+      expect(JSON.stringify(logged)).toContain('orders');
+    } finally {
+      await server.orm.em.fork().execute('alter table orders_gone rename to orders');
+    }
+  });
+});
+
+describe('probes and routes', () => {
+  it('GET /health and /ready answer JSON', async () => {
+    const health = await fetch(`${server.url}/health`);
+    expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+    const ready = await fetch(`${server.url}/ready`);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
+  });
+
+  it('answers an unknown path with 404', async () => {
+    expect((await fetch(`${server.url}/nowhere`)).status).toBe(404);
+    expect((await fetch(`${server.url}/users/health`)).status).toBe(404);
+  });
+
+  it('reports not ready once the database is gone', async () => {
+    const doomed = await startTestServer();
+    try {
+      await doomed.orm.close(true);
+      const ready = await fetch(`${doomed.url}/ready`);
+      expect(ready.status).toBe(503);
+      expect(await ready.json()).toEqual({ status: 'unavailable', reason: 'database unreachable' });
+      expect((await fetch(`${doomed.url}/health`)).status).toBe(200);
+    } finally {
+      await doomed.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('GraphiQL', () => {
+  it('is served to browsers with every asset from this service', async () => {
+    const page = await fetch(`${server.url}/graphql`, { headers: { accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('renderYogaGraphiQL');
+    expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//);
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g), ...html.matchAll(/'(\/graphiql\/assets\/[^']+)'/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThanOrEqual(5);
+    for (const asset of assets) {
+      const response = await fetch(`${server.url}${asset}`);
+      expect(response.status, asset).toBe(200);
+      expect(response.headers.get('content-type'), asset).toMatch(/javascript|css/);
+      await response.arrayBuffer();
+    }
+  });
+
+  it('is off when configured off (the production default)', async () => {
+    const production = await startTestServer({ graphiql: false });
+    try {
+      const page = await fetch(`${production.url}/graphql`, { headers: { accept: 'text/html' } });
+      expect(await page.text()).not.toContain('renderYogaGraphiQL');
+    } finally {
+      await production.close();
+    }
+  });
+});

@@ -1,0 +1,325 @@
+// The real entry point (`node src/main.ts`) as a child process: first start on an empty data folder,
+// restart on the same data, recovery after a crash, and start failures reported as one line on stderr.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+interface Run {
+  child: ChildProcess;
+  /** Complete stdout lines so far (JSON log lines). */
+  stdout: string[];
+  stderr: string;
+  /** Settles once the process has exited and its output is fully read. */
+  exited: Promise<Exit>;
+}
+
+const runs: Run[] = [];
+const tempDirs: string[] = [];
+
+function startProcess(env: Record<string, string>): Run {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info', ...env };
+  if (!('DATABASE_URL' in env)) delete childEnv.DATABASE_URL;
+  const child = spawn(process.execPath, ['src/main.ts'], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let partial = '';
+  const run: Run = {
+    child,
+    stdout: [],
+    stderr: '',
+    exited: new Promise((resolve, reject) => {
+      child.once('error', reject);
+      child.once('close', (code, signal) => resolve({ code, signal }));
+    }),
+  };
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    run.stdout.push(...lines);
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    run.stderr += chunk;
+  });
+  runs.push(run);
+  return run;
+}
+
+function logs(run: Run): LogLine[] {
+  return run.stdout.filter((line) => line.trim() !== '').map((line) => JSON.parse(line) as LogLine);
+}
+
+function isRunning(run: Run): boolean {
+  return run.child.exitCode === null && run.child.signalCode === null;
+}
+
+async function waitFor<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const result = await check();
+      if (result !== undefined && result !== false) return result;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+    }
+    await delay(50);
+  }
+}
+
+async function waitUntilListening(run: Run): Promise<void> {
+  await waitFor(
+    () => {
+      if (!isRunning(run)) throw new Error(`the process exited early; stderr: ${run.stderr}`);
+      return logs(run).some((line) => line.msg.startsWith('listening on http://'));
+    },
+    45_000,
+    'the "listening on" log line',
+  );
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.on('error', reject);
+    server.listen(0, () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function makeTempDir(): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-startup-'));
+  // As root the embedded PostgreSQL runs as user "postgres", who must be able to traverse this folder.
+  await fs.chmod(dir, 0o755);
+  tempDirs.push(dir);
+  return dir;
+}
+
+async function httpJson(url: string, init?: RequestInit): Promise<{ status: number; body: unknown }> {
+  const response = await fetch(url, init);
+  return { status: response.status, body: await response.json() };
+}
+
+async function gql<T>(port: number, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const { status, body } = await httpJson(`http://127.0.0.1:${port}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    body: JSON.stringify({ query, variables }),
+  });
+  expect(status).toBe(200);
+  expect(body).not.toHaveProperty('errors');
+  return (body as { data: T }).data;
+}
+
+function pidGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+async function postgresPid(dataDir: string): Promise<number> {
+  const pid = Number((await fs.readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  expect(Number.isInteger(pid) && pid > 0).toBe(true);
+  return pid;
+}
+
+async function stopRun(run: Run): Promise<void> {
+  if (!isRunning(run)) return;
+  // SIGTERM rather than SIGKILL, so that the run also stops the PostgreSQL it owns.
+  run.child.kill('SIGTERM');
+  const exited = await Promise.race([run.exited.then(() => true), delay(40_000, false)]);
+  if (!exited) run.child.kill('SIGKILL');
+}
+
+/** A PostgreSQL orphaned by a failed test (e.g. its node process was SIGKILLed) is stopped here by its pid. */
+async function stopLeftoverPostgres(dataDir: string): Promise<void> {
+  const pid = await postgresPid(dataDir).catch(() => undefined);
+  if (pid === undefined || pidGone(pid)) return;
+  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  if (!cmdline.includes('postgres')) return;
+  process.kill(pid, 'SIGINT');
+  await waitFor(() => pidGone(pid), 30_000, `PostgreSQL ${pid} to stop`).catch(() => process.kill(pid, 'SIGKILL'));
+}
+
+afterEach(async () => {
+  await Promise.all(runs.splice(0).map(stopRun));
+});
+
+afterAll(async () => {
+  for (const dir of tempDirs.splice(0)) {
+    await stopLeftoverPostgres(dir);
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+const CREATE_USER = 'mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }';
+const READ_USER = 'query ($id: ID!) { user(id: $id) { id email } }';
+
+// The cases share one data folder and build on each other, so they run in order.
+describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
+  let dataDir: string;
+  let user: { id: string; email: string };
+
+  it('initialises and starts PostgreSQL on an empty data folder, serves, and stops both on SIGINT', async () => {
+    dataDir = await makeTempDir();
+    const port = await freePort();
+    const run = startProcess({ DATA_DIR: dataDir, PORT: String(port) });
+    await waitUntilListening(run);
+
+    const messages = logs(run).map((line) => line.msg);
+    expect(messages).toContain('initialising the embedded PostgreSQL data folder (first run)');
+    expect(messages).toContain('embedded PostgreSQL started');
+    expect(await httpJson(`http://127.0.0.1:${port}/health`)).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await httpJson(`http://127.0.0.1:${port}/ready`)).toEqual({ status: 200, body: { status: 'ready' } });
+    const email = 'startup-first@example.com';
+    const created = await gql<{ createUser: { id: string } }>(port, CREATE_USER, { input: { name: 'First Start', email } });
+    user = { id: created.createUser.id, email };
+
+    const pgPid = await postgresPid(dataDir);
+    expect(pidGone(pgPid)).toBe(false);
+    expect(await fs.readFile(path.join(dataDir, 'postgres.owner'), 'utf8')).toBe(String(run.child.pid));
+
+    run.child.kill('SIGINT');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
+    expect(logs(run).at(-1)?.msg).toBe('stopped');
+    expect(run.stderr).toBe('');
+  });
+
+  it('reuses the data on a second start', async () => {
+    const port = await freePort();
+    const run = startProcess({ DATA_DIR: dataDir, PORT: String(port) });
+    await waitUntilListening(run);
+
+    const messages = logs(run).map((line) => line.msg);
+    expect(messages).not.toContain('initialising the embedded PostgreSQL data folder (first run)');
+    expect(messages.some((msg) => msg.includes('taking it over'))).toBe(false);
+    expect(await gql(port, READ_USER, { id: user.id })).toEqual({ user });
+
+    const pgPid = await postgresPid(dataDir);
+    run.child.kill('SIGINT');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
+    expect(run.stderr).toBe('');
+  });
+
+  it('takes over the PostgreSQL left running by a SIGKILLed run, and stops it on SIGTERM', async () => {
+    const crashed = startProcess({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+    await waitUntilListening(crashed);
+    const pgPid = await postgresPid(dataDir);
+    crashed.child.kill('SIGKILL');
+    expect(await crashed.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    expect(pidGone(pgPid)).toBe(false);
+
+    const port = await freePort();
+    const run = startProcess({ DATA_DIR: dataDir, PORT: String(port) });
+    await waitUntilListening(run);
+
+    const takeover = logs(run).find((line) => line.msg.includes('taking it over'));
+    expect(takeover).toMatchObject({ level: 40, pid: pgPid });
+    expect(await postgresPid(dataDir)).toBe(pgPid);
+    expect(await httpJson(`http://127.0.0.1:${port}/ready`)).toEqual({ status: 200, body: { status: 'ready' } });
+    expect(await gql(port, READ_USER, { id: user.id })).toEqual({ user });
+
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
+    expect(run.stderr).toBe('');
+  });
+});
+
+describe('start failures', { timeout: 60_000 }, () => {
+  /** Runs the entry point, expects exit code 1 and returns the single line it wrote to stderr. */
+  async function expectStartFailure(env: Record<string, string>): Promise<{ line: string; run: Run }> {
+    const run = startProcess(env);
+    const exit = await run.exited;
+    expect(exit, `stderr: ${run.stderr}`).toEqual({ code: 1, signal: null });
+    expect(run.stderr).not.toContain('    at ');
+    expect(run.stderr.endsWith('\n')).toBe(true);
+    const lines = run.stderr.slice(0, -1).split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]!.trim()).not.toBe('');
+    return { line: lines[0]!, run };
+  }
+
+  it('reports a port already in use, after stopping the PostgreSQL it started', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, resolve));
+    try {
+      const { port } = blocker.address() as net.AddressInfo;
+      const dataDir = await makeTempDir();
+      const { line } = await expectStartFailure({ DATA_DIR: dataDir, PORT: String(port) });
+      expect(line).toMatch(/^portico: cannot start: /);
+      expect(line).toContain(String(port));
+      expect(line).toContain('PORT');
+      // PostgreSQL deletes postmaster.pid as it shuts down; the run waits for that before exiting.
+      expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('reports a PORT that is not a number', async () => {
+    const { line } = await expectStartFailure({ DATA_DIR: await makeTempDir(), PORT: 'abc' });
+    expect(line).toMatch(/^portico: configuration error: /);
+    expect(line).toContain('PORT');
+  });
+
+  it('reports a DATABASE_URL whose server refuses the connection, without echoing the password', async () => {
+    const closedPort = await freePort();
+    const env = {
+      DATA_DIR: await makeTempDir(),
+      PORT: String(await freePort()),
+      DATABASE_URL: `postgres://u:secretpw@127.0.0.1:${closedPort}/x`,
+    };
+    const { line, run } = await expectStartFailure(env);
+    expect(line).toMatch(/^portico: cannot start: /);
+    expect(line).toContain('refused');
+    expect(line).toContain('DATABASE_URL');
+    expect(line).not.toContain('secretpw');
+    expect(run.stdout.join('\n')).not.toContain('secretpw');
+  });
+
+  it('reports a DATA_DIR that cannot be created', async () => {
+    const file = path.join(await makeTempDir(), 'a-file');
+    await fs.writeFile(file, '');
+    const dataDir = path.join(file, 'data');
+    const { line } = await expectStartFailure({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+    expect(line).toMatch(/^portico: cannot start: /);
+    expect(line).toContain(dataDir);
+    expect(line).toContain('DATA_DIR');
+  });
+
+  it('reports a DATABASE_URL that is not PostgreSQL as a configuration error', async () => {
+    const { line } = await expectStartFailure({ DATA_DIR: await makeTempDir(), PORT: String(await freePort()), DATABASE_URL: 'mysql://x' });
+    expect(line).toMatch(/^portico: configuration error: /);
+    expect(line).toContain('DATABASE_URL');
+  });
+});
