@@ -1,0 +1,162 @@
+// `npm run bench`: seeds a throw-away embedded PostgreSQL, starts the service as its own process and
+// measures GraphQL scenarios over HTTP from this one. Prints a table and rewrites bench/report.md.
+// Sizes come from BENCH_USERS (default 100000), BENCH_REQUESTS (2000) and BENCH_CONCURRENCY (16).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
+import { createLogger } from '../src/log.ts';
+
+const USERS = Number(process.env.BENCH_USERS ?? 100_000);
+const ORDERS_PER_USER = 10;
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+
+interface Scenario {
+  name: string;
+  request: (i: number) => { query: string; variables?: Record<string, unknown> };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<number | null> } {
+  const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  return { child, done: new Promise((resolve) => child.on('exit', resolve)) };
+}
+
+async function waitForReady(url: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const ok = await fetch(`${url}/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('the service did not become ready');
+}
+
+async function gql(url: string, body: object): Promise<Record<string, unknown>> {
+  const response = await fetch(`${url}/graphql`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const json = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
+  if (!response.ok || json.errors) throw new Error(`request failed: ${JSON.stringify(json.errors ?? response.status)}`);
+  return json.data!;
+}
+
+async function measure(url: string, scenario: Scenario): Promise<string> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < REQUESTS) {
+        const i = next++;
+        const t0 = performance.now();
+        await gql(url, scenario.request(i));
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1);
+  return `| ${scenario.name} | ${Math.round(REQUESTS / seconds)} | ${at(0.5)} | ${at(0.95)} | ${at(0.99)} |`;
+}
+
+const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-bench-'));
+await fs.chmod(dataDir, 0o755);
+const database = await startEmbeddedPostgres(dataDir, createLogger('warn'));
+let server: ChildProcess | undefined;
+try {
+  const env = { ...process.env, DATABASE_URL: database.url(), LOG_LEVEL: 'warn', DATA_DIR: dataDir };
+  const seedStarted = performance.now();
+  const seed = run(process.execPath, ['src/cli/seed.ts', '--users', String(USERS), '--orders-per-user', String(ORDERS_PER_USER)], env);
+  if ((await seed.done) !== 0) throw new Error('seeding failed');
+  const seedSeconds = (performance.now() - seedStarted) / 1000;
+
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const api = run(process.execPath, ['src/main.ts', 'api'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
+  server = api.child;
+  await waitForReady(url);
+
+  // Inputs for the scenarios: real ids and cursors, gathered by walking the first pages.
+  const ids: string[] = [];
+  const cursors: (string | null)[] = [null];
+  for (let page = 0; page < 50; page++) {
+    const data = (
+      await gql(url, {
+        query: 'query ($after: String) { users(first: 100, after: $after) { edges { node { id } } pageInfo { endCursor } } }',
+        variables: { after: cursors.at(-1) },
+      })
+    ).users as { edges: { node: { id: string } }[]; pageInfo: { endCursor: string | null } };
+    ids.push(...data.edges.map((e) => e.node.id));
+    if (!data.pageInfo.endCursor) break;
+    cursors.push(data.pageInfo.endCursor);
+  }
+  const pick = <T>(list: T[], i: number) => list[(i * 7919) % list.length]!;
+
+  const scenarios: Scenario[] = [
+    {
+      name: '`user(id)`',
+      request: (i) => ({ query: 'query ($id: ID!) { user(id: $id) { id name email } }', variables: { id: pick(ids, i) } }),
+    },
+    {
+      name: '`users(first: 20)` with `orders(limit: 5)` each',
+      request: (i) => ({
+        query: 'query ($after: String) { users(first: 20, after: $after) { edges { node { id orders(limit: 5) { id total } } } } }',
+        variables: { after: pick(cursors, i) },
+      }),
+    },
+    {
+      name: '`orders(userId)`',
+      request: (i) => ({ query: 'query ($id: ID!) { orders(userId: $id) { id total status } }', variables: { id: pick(ids, i) } }),
+    },
+    {
+      name: '`createOrder`',
+      request: (i) => ({
+        query: 'mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id } }',
+        variables: { input: { userId: pick(ids, i), total: 1000 + i } },
+      }),
+    },
+  ];
+
+  const rows: string[] = [];
+  for (const scenario of scenarios) rows.push(await measure(url, scenario));
+
+  const report = [
+    '# Benchmark report',
+    '',
+    `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.versions.node},`,
+    `embedded PostgreSQL; ${USERS.toLocaleString('en')} users with ${ORDERS_PER_USER} orders each; ${REQUESTS} requests per scenario, ${CONCURRENCY} at a time,`,
+    'load generated from a second process on the same machine.',
+    '',
+    `Seeding took ${seedSeconds.toFixed(1)} s.`,
+    '',
+    '| scenario | requests/s | p50 ms | p95 ms | p99 ms |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+  process.stdout.write(`${report}\n`);
+  await fs.writeFile(new URL('report.md', import.meta.url), report);
+} finally {
+  server?.kill('SIGTERM');
+  if (server && server.exitCode === null) await new Promise((resolve) => server!.once('exit', resolve));
+  await database.stop();
+  await fs.rm(dataDir, { recursive: true, force: true });
+}
