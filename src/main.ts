@@ -32,19 +32,18 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 try {
   const { config, logger, db } = await start({ migrate: true });
-  stop = async () => {
-    logger.info('shutting down');
-    await db.close();
-  };
+  stop = () => db.close();
   const cursors = new CursorCodec(await resolveCursorSecret(config.cursorSecret, config.dataDir));
   const app = createApp({ config, logger, orm: db.orm, cursors });
+  const address = await app.listen();
   stop = async () => {
     logger.info('shutting down: draining requests');
     await app.close();
     await db.close();
     logger.info('stopped');
+    // Logs are written asynchronously; let the last lines out before the process exits.
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
   };
-  const address = await app.listen();
   const shown = address.address === '0.0.0.0' || address.address === '::' ? 'localhost' : address.address;
   logger.info({ port: address.port }, `listening on http://${shown}:${address.port}/graphql`);
 } catch (error) {

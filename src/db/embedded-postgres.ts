@@ -84,6 +84,16 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * Whether `pid` runs a program whose command line contains `marker`, so that a pid recycled by an
+ * unrelated process is not mistaken for ours. Where /proc is missing (macOS) liveness has to do.
+ */
+async function isRunning(pid: number, marker: string): Promise<boolean> {
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return false;
+  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => undefined);
+  return cmdline === undefined ? process.platform !== 'linux' : cmdline.includes(marker);
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -103,10 +113,7 @@ async function readRunningServer(pgdata: string): Promise<{ pid: number; port: n
   }
   const pid = Number(lines[0]);
   const port = Number(lines[3]);
-  const cmdline = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-  if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && (cmdline === '' ? process.platform !== 'linux' : cmdline.includes('postgres'))) {
-    return { pid, port };
-  }
+  if (await isRunning(pid, pgdata)) return { pid, port };
   // Left behind by a server that died with its machine or was killed: PostgreSQL would trip over
   // it if the pid has been reused by another process.
   await fs.rm(pidFile, { force: true });
@@ -222,7 +229,7 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
   if (running) {
     ({ port, pid } = running);
     const ownerPid = Number(await fs.readFile(ownerFile, 'utf8').catch(() => 'NaN'));
-    if (Number.isInteger(ownerPid) && ownerPid !== process.pid && isAlive(ownerPid)) {
+    if (ownerPid !== process.pid && (await isRunning(ownerPid, 'node'))) {
       owned = false;
       logger.info({ port, ownerPid }, 'using the embedded PostgreSQL started by another running process');
     } else {

@@ -1,5 +1,5 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import { newId } from '../ids.ts';
+import { idProperty } from './id-property.ts';
 import { User } from './user.ts';
 
 export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'cancelled'] as const;
@@ -10,12 +10,7 @@ export const OrderSchema = defineEntity({
   // "order" is a reserved word in SQL.
   tableName: 'orders',
   properties: {
-    id: p
-      .string()
-      .primary()
-      .columnType('text')
-      .collation('C')
-      .onCreate(() => newId('order')),
+    id: idProperty('order'),
     user: () => p.manyToOne(User).deleteRule('cascade'),
     /** Minor currency units (cents), so sums never meet floating point. */
     total: p.integer(),

@@ -1,18 +1,12 @@
 import { defineEntity, p } from '@mikro-orm/core';
-import { newId } from '../ids.ts';
+import { idProperty } from './id-property.ts';
 import { Order } from './order.ts';
 
 export const UserSchema = defineEntity({
   name: 'User',
   tableName: 'users',
   properties: {
-    // Collation "C" compares ids byte-wise, which is the order they were minted in.
-    id: p
-      .string()
-      .primary()
-      .columnType('text')
-      .collation('C')
-      .onCreate(() => newId('user')),
+    id: idProperty('user'),
     name: p.string().columnType('text'),
     email: p.string().columnType('text'),
     createdAt: p.datetime(3).onCreate(() => new Date()),
