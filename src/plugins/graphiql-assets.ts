@@ -1,7 +1,7 @@
 // GraphiQL with every asset served by this service: the machines it runs on may have no internet,
 // and yoga's default page loads its scripts from a CDN. The bundle is served as separate, cacheable
 // files rather than inlined, so the page itself stays small.
-import { css, editorWorkerService, graphqlWorker, js, jsonWorker } from '@graphql-yoga/render-graphiql/graphiql';
+import { css, editorWorkerService, favicon, graphqlWorker, js, jsonWorker } from '@graphql-yoga/render-graphiql/graphiql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 
 const PREFIX = '/graphiql/assets/';
@@ -37,6 +37,7 @@ export function renderGraphiQL(options: GraphiQLOptions = {}): string {
 <head>
 <meta charset="utf-8">
 <title>${options.title ?? 'GraphiQL'}</title>
+<link rel="icon" href="${favicon}">
 <link rel="stylesheet" href="${PREFIX}graphiql.css">
 </head>
 <body id="body" class="no-focus-outline">
