@@ -14,6 +14,7 @@ import type { Logger } from './log.ts';
 import type { CursorCodec } from './pagination/cursor.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { answerProbe } from './plugins/probes.ts';
+import { useRest } from './rest/adapter.ts';
 import { requestContext, requestIdFrom } from './request-context.ts';
 import { StartupError } from './errors.ts';
 
@@ -58,7 +59,7 @@ export function createApp({ config, logger, orm, cursors }: AppDependencies): Ap
       const em = orm.em.fork();
       return { em, cursors, loaders: createLoaders(em) };
     },
-    plugins: [useGraphiQLAssets(), useValidationErrorCodes()],
+    plugins: [useGraphiQLAssets(), useValidationErrorCodes(), useRest({ logger })],
   });
 
   const probes = {

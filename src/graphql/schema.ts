@@ -3,5 +3,7 @@ import { builder } from './builder.ts';
 import './types/date-time.ts';
 import './types/user.ts';
 import './types/order.ts';
+import './types/user-list.ts';
+import './types/order-list.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -2,6 +2,10 @@
 // rather than a silent clamp, so clients never mistake a clamped page for the end of a list.
 export const USERS_PAGE = { default: 20, max: 100 } as const;
 export const USER_ORDERS_PAGE = { default: 20, max: 100 } as const;
+/** The `limit` of the paged collections (users, a user's orders) as the REST facade offers them. */
+export const LIST_PAGE = { default: 20, max: 100 } as const;
+/** Numbered pages beyond this are refused: deep offsets cost a scan of everything before them. */
+export const PAGE_NUMBER_MAX = 10_000;
 /** `orders(userId)` has no size argument: it returns at most this many, newest first. */
 export const ORDERS_BY_USER_MAX = 100;
 

@@ -2,8 +2,9 @@
 import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import { Order, User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { NotFoundError } from '../errors.ts';
-import { ORDERS_BY_USER_MAX } from './limits.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import type { CursorCodec } from '../pagination/cursor.ts';
+import { LIST_PAGE, ORDERS_BY_USER_MAX } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
 export interface CreateOrderFields {
@@ -36,6 +37,48 @@ export async function listOrdersOfUser(em: EntityManager, userId: string): Promi
   // Only an empty list leaves open whether the user exists; ask then, and only then.
   if (orders.length === 0 && (await em.count(User, { id: userId })) === 0) throw new NotFoundError(`No user has the id ${userId}.`);
   return orders;
+}
+
+export async function findOrder(em: EntityManager, id: string): Promise<Order | null> {
+  return em.findOne(Order, { id: requireId('order', 'id', id) });
+}
+
+export interface OrderPage {
+  items: Order[];
+  nextCursor: string | null;
+}
+
+/**
+ * One page of a user's orders, newest first, keyset on (created_at, id). The cursor is bound to the
+ * user, so a cursor from another user's list is refused. NOT_FOUND when the user does not exist.
+ */
+export async function pageOrdersOfUser(
+  em: EntityManager,
+  cursors: CursorCodec,
+  args: { userId: string; limit?: number | null; cursor?: string | null },
+): Promise<OrderPage> {
+  const check = new InputCheck();
+  const userId = check.id('user', 'userId', args.userId);
+  const limit = check.pageSize('limit', args.limit, LIST_PAGE);
+  check.done();
+  const scope = `orders/user:${userId}`;
+  const qb = em
+    .createQueryBuilder(Order, 'o')
+    .select('*')
+    .where({ user: userId })
+    .orderBy({ createdAt: 'desc', id: 'desc' })
+    .limit(limit! + 1);
+  if (args.cursor != null) {
+    const [createdAt, id] = cursors.decode(scope, args.cursor, 'cursor');
+    if (typeof createdAt !== 'number' || typeof id !== 'string')
+      throw ValidationError.field('cursor', 'is not a valid cursor for this list');
+    qb.andWhere('(o.created_at, o.id) < (?, ?)', [new Date(createdAt), id]);
+  }
+  const rows = await qb.getResultList();
+  if (rows.length === 0 && (await em.count(User, { id: userId })) === 0) throw new NotFoundError(`No user has the id ${userId}.`);
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > items.length && last ? cursors.encode(scope, [last.createdAt.getTime(), last.id]) : null };
 }
 
 /**

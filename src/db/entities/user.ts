@@ -16,7 +16,10 @@ export const UserSchema = defineEntity({
       .onUpdate(() => new Date()),
     orders: () => p.oneToMany(Order).mappedBy('user'),
   },
-  indexes: [{ name: 'users_created_at_id_idx', properties: ['createdAt', 'id'] }],
+  indexes: [
+    { name: 'users_created_at_id_idx', properties: ['createdAt', 'id'] },
+    { name: 'users_name_id_idx', properties: ['name', 'id'] },
+  ],
   checks: [{ name: 'users_name_length_check', expression: 'char_length(name) >= 1 and char_length(name) <= 200' }],
   uniques: [{ name: 'users_email_lower_key', expression: 'create unique index "users_email_lower_key" on "users" (lower("email"))' }],
 });

@@ -1,5 +1,6 @@
 // Migrations are listed explicitly rather than globbed, so the same list works from source,
 // in tests and in the container image. Append new ones in order.
 import { Migration20261122000000_initial } from './Migration20261122000000_initial.ts';
+import { Migration20261122010000_users_name_index } from './Migration20261122010000_users_name_index.ts';
 
-export const migrations = [Migration20261122000000_initial];
+export const migrations = [Migration20261122000000_initial, Migration20261122010000_users_name_index];

@@ -1,7 +1,7 @@
 import { ORDER_STATUSES, type Order } from '../../db/entities/index.ts';
 import { NotFoundError } from '../../errors.ts';
 import { ORDERS_BY_USER_MAX, USER_ORDERS_PAGE } from '../../services/limits.ts';
-import { createOrder, listOrdersOfUser } from '../../services/orders.ts';
+import { createOrder, findOrder, listOrdersOfUser } from '../../services/orders.ts';
 import { InputCheck } from '../../services/validation.ts';
 import { builder } from '../builder.ts';
 import { UserRef } from './user.ts';
@@ -15,6 +15,7 @@ export const OrderRef = builder.objectRef<Order>('Order').implement({
     total: t.exposeInt('total', { description: 'Amount in minor currency units (e.g. cents), 0 or more.' }),
     status: t.exposeString('status', { description: `One of ${STATUSES}.` }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    userId: t.id({ description: 'Id of the user who placed the order.', resolve: (order) => order.user.id }),
     user: t.field({
       type: UserRef,
       resolve: async (order, _args, ctx) => {
@@ -37,6 +38,16 @@ builder.objectField(UserRef, 'orders', (t) =>
       check.done();
       return ctx.loaders.latestOrders(limit!).load(user.id);
     },
+  }),
+);
+
+builder.queryField('order', (t) =>
+  t.field({
+    type: OrderRef,
+    nullable: true,
+    description: 'The order with this id, or null if there is none.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => findOrder(ctx.em, String(args.id)),
   }),
 );
 

@@ -1,0 +1,20 @@
+import { LIST_PAGE } from '../../services/limits.ts';
+import { pageOrdersOfUser, type OrderPage } from '../../services/orders.ts';
+import { builder } from '../builder.ts';
+import { OrderRef } from './order.ts';
+
+const OrderListRef = builder.objectRef<OrderPage>('OrderList').implement({
+  fields: (t) => ({
+    items: t.expose('items', { type: [OrderRef] }),
+    nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page; null at the end.' }),
+  }),
+});
+
+builder.queryField('orderList', (t) =>
+  t.field({
+    type: OrderListRef,
+    description: `A user's orders, newest first, a page at a time. \`limit\`: 1 to ${LIST_PAGE.max}, default ${LIST_PAGE.default}. NOT_FOUND if the user does not exist.`,
+    args: { userId: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_root, args, ctx) => pageOrdersOfUser(ctx.em, ctx.cursors, { ...args, userId: String(args.userId) }),
+  }),
+);

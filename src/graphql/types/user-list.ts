@@ -1,0 +1,63 @@
+// The users collection as the REST facade pages it: numbered pages, keyset after an id, or cursors
+// over a sort. GraphQL clients may use it too; the Relay connection `users` is the idiomatic one.
+import { LIST_PAGE, PAGE_NUMBER_MAX } from '../../services/limits.ts';
+import { USER_SORTS, listUserCollection, type UserList, type UserListPagination } from '../../services/user-list.ts';
+import { builder } from '../builder.ts';
+import { UserRef } from './user.ts';
+
+type Offset = Extract<UserListPagination, { style: 'offset' }>;
+type Cursor = Extract<UserListPagination, { style: 'cursor' }>;
+
+const OffsetPagination = builder.objectRef<Offset>('OffsetPagination').implement({
+  description: 'Where a numbered page sits in the whole list.',
+  fields: (t) => ({
+    page: t.exposeInt('page'),
+    limit: t.exposeInt('limit'),
+    total: t.exposeInt('total', { description: 'Users in the whole list.' }),
+    totalPages: t.exposeInt('totalPages'),
+  }),
+});
+
+const CursorPagination = builder.objectRef<Cursor>('CursorPagination').implement({
+  description: 'How to get the next page of a cursor or keyset listing.',
+  fields: (t) => ({
+    nextCursor: t.exposeString('nextCursor', {
+      nullable: true,
+      description: 'Pass as `cursor` (or, after `afterId`, as `afterId`) for the next page; null at the end.',
+    }),
+    hasMore: t.exposeBoolean('hasMore'),
+  }),
+});
+
+const Pagination = builder.unionType('UserListPagination', {
+  types: [OffsetPagination, CursorPagination],
+  resolveType: (pagination) => (pagination.style === 'offset' ? OffsetPagination : CursorPagination),
+});
+
+const UserListRef = builder.objectRef<UserList>('UserList').implement({
+  fields: (t) => ({
+    data: t.expose('data', { type: [UserRef] }),
+    pagination: t.expose('pagination', { type: Pagination }),
+  }),
+});
+
+builder.queryField('userList', (t) =>
+  t.field({
+    type: UserListRef,
+    description: [
+      'Users, a page at a time, in one of three styles chosen by the arguments given (one style per request):',
+      `\`page\` (1 to ${PAGE_NUMBER_MAX}): numbered pages with totals; \`afterId\`: the users after that id, by id;`,
+      '`cursor` or nothing: opaque cursors over `sort`.',
+      `\`limit\`: 1 to ${LIST_PAGE.max}, default ${LIST_PAGE.default}. \`sort\`: ${USER_SORTS.join(', ')} (default createdAt; the id breaks ties).`,
+    ].join(' '),
+    args: {
+      page: t.arg.int(),
+      limit: t.arg.int(),
+      afterId: t.arg.id(),
+      cursor: t.arg.string(),
+      sort: t.arg.string(),
+    },
+    resolve: (_root, args, ctx) =>
+      listUserCollection(ctx.em, ctx.cursors, { ...args, afterId: args.afterId == null ? args.afterId : String(args.afterId) }),
+  }),
+);

@@ -1,0 +1,196 @@
+// The one adapter between HTTP and SOFA. SOFA turns a route into a GraphQL operation and runs it
+// through yoga's plugins; this adapter gives the routes exact HTTP semantics that SOFA lacks:
+// 404/405 for unknown paths and methods, 413/415 for bodies, the JSON body as the mutation's
+// `input`, strict parameters, 201 with Location, 204 without a body, 404 instead of `200 null`,
+// and Problem Details for every error.
+import { STATUS_CODES } from 'node:http';
+import { useSofa } from '@graphql-yoga/plugin-sofa';
+import { getNamedType, type GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { FieldError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { problem, problemFromGraphQLErrors, problemResponse, type Problem } from './problem-details.ts';
+import { restSchema } from './rest-schema.ts';
+import { ROUTES, matchRoute, pathParameters, sofaPath, type RestRoute } from './routes.ts';
+
+/** Largest REST request body accepted, in bytes. */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const INT32 = /^-?\d{1,10}$/;
+
+class RequestProblem extends Error {
+  readonly problem: Problem;
+  readonly headers: Record<string, string>;
+  constructor(body: Problem, headers: Record<string, string> = {}) {
+    super(body.detail);
+    this.problem = body;
+    this.headers = headers;
+  }
+}
+
+const invalid = (field: string, message: string) => new RequestProblem(problem('invalid-input', `${field}: ${message}`, [{ field, message }]));
+
+/** REST names for the argument names a route feeds, to name fields in errors as the client sent them. */
+function restNames(route: RestRoute): Record<string, string> {
+  const names: Record<string, string> = {};
+  for (const [rest, argument] of Object.entries({ ...route.rename, ...route.body?.fromPath })) names[argument] = rest;
+  return names;
+}
+
+function argumentsOf(schema: GraphQLSchema, route: RestRoute) {
+  const [typeName, fieldName] = route.field.split('.') as [string, string];
+  const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
+  return type!.getFields()[fieldName]!.args;
+}
+
+/** The query string in the field's argument names, with every parameter known, given once and well-typed. */
+function queryFor(schema: GraphQLSchema, route: RestRoute, url: URL): URLSearchParams {
+  const inPath = new Set(pathParameters(route.path).map((name) => route.rename?.[name] ?? name));
+  const names = restNames(route);
+  const allowed = new Map(
+    route.body ? [] : argumentsOf(schema, route).filter((arg) => !inPath.has(arg.name)).map((arg) => [names[arg.name] ?? arg.name, arg] as const),
+  );
+  const query = new URLSearchParams();
+  for (const name of new Set(url.searchParams.keys())) {
+    const arg = allowed.get(name);
+    if (!arg) throw invalid(name, route.body ? 'query parameters are not accepted here; send fields in the body' : 'is not a parameter of this operation');
+    const values = url.searchParams.getAll(name);
+    if (values.length > 1) throw invalid(name, 'must be given once');
+    const value = values[0]!;
+    if (getNamedType(arg.type).name === 'Int' && (!INT32.test(value) || Math.abs(Number(value)) > 2 ** 31 - 1)) {
+      throw invalid(name, 'must be an integer');
+    }
+    query.set(arg.name, value);
+  }
+  return query;
+}
+
+async function readBody(request: Request): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  const tooLarge = () => new RequestProblem(problem('payload-too-large', `The body must be at most ${MAX_BODY_BYTES} bytes.`));
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > MAX_BODY_BYTES) throw tooLarge();
+      chunks.push(chunk);
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The request body as the mutation's `input`, after checking its media type, size and shape. */
+async function inputFor(route: RestRoute, request: Request, params: Record<string, string>): Promise<Record<string, unknown>> {
+  const body = route.body!;
+  const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (!mediaType || !body.mediaTypes.includes(mediaType)) {
+    throw new RequestProblem(
+      problem('unsupported-media-type', `Send the body as ${body.mediaTypes.join(' or ')}${mediaType ? `, not ${mediaType}` : ''}.`),
+      route.method === 'PATCH' ? { 'accept-patch': body.mediaTypes.join(', ') } : {},
+    );
+  }
+  const text = await readBody(request);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw invalid('body', text.trim() === '' ? 'is required' : 'is not valid JSON');
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('body', 'must be a JSON object');
+  const input = parsed as Record<string, unknown>;
+  for (const [rest, field] of Object.entries(body.fromPath ?? {})) {
+    if (field in input) throw invalid(field, 'is not a field that can be set; it comes from the path');
+    input[field] = params[rest];
+  }
+  return input;
+}
+
+function withRestNames(body: Problem, route: RestRoute, instance: string): Problem {
+  const names = restNames(route);
+  const rename = (error: FieldError) => ({ ...error, field: names[error.field] ?? error.field });
+  const errors = body.errors?.map(rename);
+  const detail = errors ? errors.map((e) => `${e.field}: ${e.message}`).join('; ') : body.detail;
+  return { ...body, detail, instance, ...(errors ? { errors } : {}) };
+}
+
+export function useRest({ logger }: { logger: Logger }): Plugin {
+  let schema: GraphQLSchema | undefined;
+  const sofa = useSofa({
+    basePath: '',
+    routes: Object.fromEntries(ROUTES.map((route) => [route.field, { method: route.method, path: sofaPath(route), responseStatus: route.status }])),
+    errorHandler: (errors) => {
+      const body = problemFromGraphQLErrors(errors);
+      // Errors masked by yoga were logged there; anything else failed inside SOFA itself.
+      if (body.status === 500 && !errors.every((e) => (e as { extensions?: { code?: string } }).extensions?.code === 'INTERNAL')) {
+        logger.error({ err: errors[0] }, 'unexpected error in a REST route');
+      }
+      // fets types its own Response; the adapter reads this one back as a plain Fetch Response.
+      return problemResponse(body) as never;
+    },
+  });
+
+  return {
+    onYogaInit: (payload) => sofa.onYogaInit?.(payload),
+    onSchemaChange: (payload) => {
+      schema = restSchema(payload.schema);
+      return sofa.onSchemaChange?.({ ...payload, schema });
+    },
+    async onRequest(payload) {
+      const { request, url, endResponse, fetchAPI } = payload;
+      if (url.pathname === '/graphql') return;
+      const method = request.method === 'HEAD' ? 'GET' : request.method;
+      const instance = url.pathname;
+      let pathname: string;
+      try {
+        pathname = decodeURI(url.pathname);
+      } catch {
+        pathname = url.pathname;
+      }
+      const match = matchRoute(method, pathname);
+      if (!match) {
+        endResponse(problemResponse({ ...problem('not-found', `Nothing is at ${instance}.`), instance }));
+        return;
+      }
+      if ('allow' in match) {
+        const allow = [...match.allow, ...(match.allow.includes('GET') ? ['HEAD'] : [])].join(', ');
+        endResponse(problemResponse({ ...problem('method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), instance }, { allow }));
+        return;
+      }
+      const { route, params } = match;
+      try {
+        const query = queryFor(schema!, route, url);
+        const target = new URL(url);
+        target.search = query.toString();
+        const body = route.body ? JSON.stringify({ input: await inputFor(route, request, params) }) : undefined;
+        const headers = new fetchAPI.Headers(request.headers);
+        headers.set('content-type', 'application/json');
+        headers.delete('content-length');
+        const forwarded = new fetchAPI.Request(target.toString(), { method: route.method, headers, body });
+
+        let response: Response | undefined;
+        await sofa.onRequest?.({ ...payload, request: forwarded, url: target, endResponse: (r: Response) => void (response = r) });
+        if (!response) throw new Error(`SOFA did not answer ${route.method} ${route.path}`);
+        endResponse(await finish(route, response, instance, request.method === 'HEAD', fetchAPI.Response));
+      } catch (error) {
+        // These problems already name parameters and body fields as the client sent them.
+        if (!(error instanceof RequestProblem)) throw error;
+        endResponse(problemResponse({ ...error.problem, instance }, error.headers));
+      }
+    },
+  };
+}
+
+async function finish(route: RestRoute, response: Response, instance: string, head: boolean, ResponseClass: typeof Response): Promise<Response> {
+  const text = await response.text();
+  if (response.status >= 400) {
+    return problemResponse(withRestNames(JSON.parse(text) as Problem, route, instance));
+  }
+  if (route.status === 204) return new ResponseClass(null, { status: 204, statusText: STATUS_CODES[204] });
+  const data = JSON.parse(text) as { id: string } | null;
+  if (data === null) return problemResponse({ ...problem('not-found', `Nothing is at ${instance}.`), instance });
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  if (route.location) headers.location = route.location(data);
+  return new ResponseClass(head ? null : text, { status: route.status, statusText: STATUS_CODES[route.status], headers });
+}

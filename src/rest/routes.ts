@@ -1,0 +1,159 @@
+// The REST facade, route by route: which GraphQL root field does the work and how the HTTP request
+// maps onto its arguments. Everything else about REST (SOFA's configuration, the adapter, the
+// OpenAPI document) is derived from this table.
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RestRoute {
+  method: HttpMethod;
+  /** As documented, with `{name}` path parameters. */
+  path: string;
+  /** The root field that does the work, e.g. `Query.user`. */
+  field: `Query.${string}` | `Mutation.${string}`;
+  /** REST parameter names that differ from the field's argument names (REST name → argument). */
+  rename?: Record<string, string>;
+  /** Routes with a body: the JSON object is the mutation's `input`; `fromPath` copies path parameters into it. */
+  body?: { mediaTypes: readonly string[]; fromPath?: Record<string, string> };
+  status: 200 | 201 | 204;
+  /** For 201: the path of the resource the response body describes. */
+  location?: (created: { id: string }) => string;
+  operationId: string;
+  summary: string;
+  tag: 'Users' | 'Orders';
+}
+
+const JSON_BODY = ['application/json'] as const;
+const PATCH_BODY = ['application/merge-patch+json', 'application/json'] as const;
+
+export const ROUTES: readonly RestRoute[] = [
+  {
+    method: 'GET',
+    path: '/users',
+    field: 'Query.userList',
+    rename: { after_id: 'afterId' },
+    status: 200,
+    operationId: 'listUsers',
+    summary: 'List users',
+    tag: 'Users',
+  },
+  {
+    method: 'POST',
+    path: '/users',
+    field: 'Mutation.createUser',
+    body: { mediaTypes: JSON_BODY },
+    status: 201,
+    location: (user) => `/users/${user.id}`,
+    operationId: 'createUser',
+    summary: 'Create a user',
+    tag: 'Users',
+  },
+  {
+    method: 'GET',
+    path: '/users/{user_id}',
+    field: 'Query.user',
+    rename: { user_id: 'id' },
+    status: 200,
+    operationId: 'getUser',
+    summary: 'Get a user',
+    tag: 'Users',
+  },
+  {
+    method: 'PUT',
+    path: '/users/{user_id}',
+    field: 'Mutation.replaceUser',
+    rename: { user_id: 'id' },
+    body: { mediaTypes: JSON_BODY },
+    status: 200,
+    operationId: 'replaceUser',
+    summary: 'Replace a user',
+    tag: 'Users',
+  },
+  {
+    method: 'PATCH',
+    path: '/users/{user_id}',
+    field: 'Mutation.updateUser',
+    rename: { user_id: 'id' },
+    body: { mediaTypes: PATCH_BODY },
+    status: 200,
+    operationId: 'updateUser',
+    summary: 'Update some fields of a user',
+    tag: 'Users',
+  },
+  {
+    method: 'DELETE',
+    path: '/users/{user_id}',
+    field: 'Mutation.deleteUser',
+    rename: { user_id: 'id' },
+    status: 204,
+    operationId: 'deleteUser',
+    summary: 'Delete a user and their orders',
+    tag: 'Users',
+  },
+  {
+    method: 'GET',
+    path: '/users/{user_id}/orders',
+    field: 'Query.orderList',
+    rename: { user_id: 'userId' },
+    status: 200,
+    operationId: 'listUserOrders',
+    summary: "List a user's orders",
+    tag: 'Orders',
+  },
+  {
+    method: 'POST',
+    path: '/users/{user_id}/orders',
+    field: 'Mutation.createOrder',
+    body: { mediaTypes: JSON_BODY, fromPath: { user_id: 'userId' } },
+    status: 201,
+    location: (order) => `/orders/${order.id}`,
+    operationId: 'createOrder',
+    summary: 'Place an order for a user',
+    tag: 'Orders',
+  },
+  {
+    method: 'GET',
+    path: '/orders/{order_id}',
+    field: 'Query.order',
+    rename: { order_id: 'id' },
+    status: 200,
+    operationId: 'getOrder',
+    summary: 'Get an order',
+    tag: 'Orders',
+  },
+];
+
+/** The `{name}` parameters of a documented path. */
+export function pathParameters(path: string): string[] {
+  return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+}
+
+/** The route's path in SOFA's syntax, with each parameter named after the argument it feeds. */
+export function sofaPath(route: RestRoute): string {
+  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => `:${route.rename?.[name] ?? name}`);
+}
+
+export interface RouteMatch {
+  route: RestRoute;
+  /** Path parameters by their REST names. */
+  params: Record<string, string>;
+}
+
+const compiled = ROUTES.map((route) => ({
+  route,
+  pattern: new RegExp(`^${route.path.replace(/\{(\w+)\}/g, '(?<$1>[^/]+)')}$`),
+}));
+
+/** The route for this method and path; or, when only the method is wrong, the methods the path allows. */
+export function matchRoute(method: string, pathname: string): RouteMatch | { allow: HttpMethod[] } | undefined {
+  const allow: HttpMethod[] = [];
+  for (const { route, pattern } of compiled) {
+    const match = pattern.exec(pathname);
+    if (!match) continue;
+    if (route.method === method) {
+      const params = Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
+      return { route, params };
+    }
+    allow.push(route.method);
+  }
+  return allow.length > 0 ? { allow } : undefined;
+}
