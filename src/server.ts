@@ -15,8 +15,10 @@ import type { CursorCodec } from './pagination/cursor.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { answerProbe } from './plugins/probes.ts';
 import { useRest } from './rest/adapter.ts';
+import { useOpenApiDocument } from './rest/openapi.ts';
 import { requestContext, requestIdFrom } from './request-context.ts';
 import { StartupError } from './errors.ts';
+import { VERSION } from './version.ts';
 
 export interface AppDependencies {
   config: Config;
@@ -59,7 +61,8 @@ export function createApp({ config, logger, orm, cursors }: AppDependencies): Ap
       const em = orm.em.fork();
       return { em, cursors, loaders: createLoaders(em) };
     },
-    plugins: [useGraphiQLAssets(), useValidationErrorCodes(), useRest({ logger })],
+    // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
+    plugins: [useGraphiQLAssets(), useOpenApiDocument(VERSION), useValidationErrorCodes(), useRest({ logger })],
   });
 
   const probes = {

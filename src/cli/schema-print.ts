@@ -1,6 +1,9 @@
-// `npm run schema:print`: rewrites the checked-in schema from the code (a test fails when it is stale).
+// `npm run schema:print`: rewrites the checked-in GraphQL schema and OpenAPI document from the code
+// (tests fail when either is stale).
 import fs from 'node:fs/promises';
 import { SCHEMA_FILE, printedSchema } from '../graphql/print.ts';
+import { OPENAPI_FILE, printedOpenApi } from '../rest/print.ts';
 
 await fs.writeFile(SCHEMA_FILE, printedSchema());
-process.stdout.write(`wrote ${SCHEMA_FILE}\n`);
+await fs.writeFile(OPENAPI_FILE, printedOpenApi());
+process.stdout.write(`wrote ${SCHEMA_FILE} and ${OPENAPI_FILE}\n`);

@@ -28,7 +28,8 @@ class RequestProblem extends Error {
   }
 }
 
-const invalid = (field: string, message: string) => new RequestProblem(problem('invalid-input', `${field}: ${message}`, [{ field, message }]));
+const invalid = (field: string, message: string) =>
+  new RequestProblem(problem('invalid-input', `${field}: ${message}`, [{ field, message }]));
 
 /** REST names for the argument names a route feeds, to name fields in errors as the client sent them. */
 function restNames(route: RestRoute): Record<string, string> {
@@ -48,12 +49,20 @@ function queryFor(schema: GraphQLSchema, route: RestRoute, url: URL): URLSearchP
   const inPath = new Set(pathParameters(route.path).map((name) => route.rename?.[name] ?? name));
   const names = restNames(route);
   const allowed = new Map(
-    route.body ? [] : argumentsOf(schema, route).filter((arg) => !inPath.has(arg.name)).map((arg) => [names[arg.name] ?? arg.name, arg] as const),
+    route.body
+      ? []
+      : argumentsOf(schema, route)
+          .filter((arg) => !inPath.has(arg.name))
+          .map((arg) => [names[arg.name] ?? arg.name, arg] as const),
   );
   const query = new URLSearchParams();
   for (const name of new Set(url.searchParams.keys())) {
     const arg = allowed.get(name);
-    if (!arg) throw invalid(name, route.body ? 'query parameters are not accepted here; send fields in the body' : 'is not a parameter of this operation');
+    if (!arg)
+      throw invalid(
+        name,
+        route.body ? 'query parameters are not accepted here; send fields in the body' : 'is not a parameter of this operation',
+      );
     const values = url.searchParams.getAll(name);
     if (values.length > 1) throw invalid(name, 'must be given once');
     const value = values[0]!;
@@ -119,7 +128,9 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
   let schema: GraphQLSchema | undefined;
   const sofa = useSofa({
     basePath: '',
-    routes: Object.fromEntries(ROUTES.map((route) => [route.field, { method: route.method, path: sofaPath(route), responseStatus: route.status }])),
+    routes: Object.fromEntries(
+      ROUTES.map((route) => [route.field, { method: route.method, path: sofaPath(route), responseStatus: route.status }]),
+    ),
     errorHandler: (errors) => {
       const body = problemFromGraphQLErrors(errors);
       // Errors masked by yoga were logged there; anything else failed inside SOFA itself.
@@ -155,7 +166,12 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
       }
       if ('allow' in match) {
         const allow = [...match.allow, ...(match.allow.includes('GET') ? ['HEAD'] : [])].join(', ');
-        endResponse(problemResponse({ ...problem('method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), instance }, { allow }));
+        endResponse(
+          problemResponse(
+            { ...problem('method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), instance },
+            { allow },
+          ),
+        );
         return;
       }
       const { route, params } = match;
@@ -182,7 +198,13 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
   };
 }
 
-async function finish(route: RestRoute, response: Response, instance: string, head: boolean, ResponseClass: typeof Response): Promise<Response> {
+async function finish(
+  route: RestRoute,
+  response: Response,
+  instance: string,
+  head: boolean,
+  ResponseClass: typeof Response,
+): Promise<Response> {
   const text = await response.text();
   if (response.status >= 400) {
     return problemResponse(withRestNames(JSON.parse(text) as Problem, route, instance));

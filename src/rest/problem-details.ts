@@ -72,6 +72,9 @@ export function problemFromGraphQLErrors(errors: readonly unknown[]): Problem {
   const kind = (code && KIND_OF_CODE[code]) || (status === 400 ? 'invalid-input' : 'internal');
   if (kind === 'internal') return problem('internal', 'The request could not be completed; it has been logged.');
   const fieldErrors = kind === 'invalid-input' && error ? fieldErrorsOf(error) : [];
-  const detail = kind === 'invalid-input' && fieldErrors.length > 0 ? fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; ') : (error?.message ?? '');
+  const detail =
+    kind === 'invalid-input' && fieldErrors.length > 0
+      ? fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; ')
+      : (error?.message ?? '');
   return problem(kind, detail, fieldErrors);
 }

@@ -19,6 +19,8 @@ export interface RestRoute {
   location?: (created: { id: string }) => string;
   operationId: string;
   summary: string;
+  /** Overrides the field's description where the GraphQL wording does not fit REST. */
+  description?: string;
   tag: 'Users' | 'Orders';
 }
 
@@ -34,6 +36,12 @@ export const ROUTES: readonly RestRoute[] = [
     status: 200,
     operationId: 'listUsers',
     summary: 'List users',
+    description: [
+      'Users, a page at a time. The parameters choose the paging style; combining styles is an error.',
+      '`page`: numbered pages, with `pagination.total` and `totalPages`; a page past the end is empty.',
+      '`after_id`: the users after that id, ordered by id; `pagination.nextCursor` is the next `after_id`.',
+      'Otherwise cursors (the default): pass `pagination.nextCursor` as `cursor` with the same `sort`; `hasMore` tells whether a next page exists.',
+    ].join(' '),
     tag: 'Users',
   },
   {

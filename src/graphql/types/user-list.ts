@@ -23,7 +23,7 @@ const CursorPagination = builder.objectRef<Cursor>('CursorPagination').implement
   fields: (t) => ({
     nextCursor: t.exposeString('nextCursor', {
       nullable: true,
-      description: 'Pass as `cursor` (or, after `afterId`, as `afterId`) for the next page; null at the end.',
+      description: 'What to pass for the next page: the next cursor, or after an id-keyed page the next id; null at the end.',
     }),
     hasMore: t.exposeBoolean('hasMore'),
   }),

@@ -1,0 +1,320 @@
+// The OpenAPI 3.1 document of the REST facade, derived from the route table and the REST view of the
+// GraphQL schema: resource schemas come from the GraphQL types (through SOFA's converter), and the
+// HTTP contract the adapter adds (statuses, Location, Problem Details, media types) is described here.
+import { buildSchemaObjectFromType } from 'sofa-api';
+import { getNamedType, isNonNullType, isObjectType, type GraphQLField, type GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { ORDER_STATUSES } from '../db/entities/index.ts';
+import { PROBLEM_TYPE_BASE } from '../errors.ts';
+import { EMAIL_MAX_LENGTH, LIST_PAGE, NAME_MAX_LENGTH, PAGE_NUMBER_MAX, TOTAL_MAX } from '../services/limits.ts';
+import { USER_SORTS } from '../services/user-list.ts';
+import { MAX_BODY_BYTES } from './adapter.ts';
+import { PROBLEM_KINDS, type ProblemKind } from './problem-details.ts';
+import { restSchema } from './rest-schema.ts';
+import { ROUTES, pathParameters, type RestRoute } from './routes.ts';
+
+type Json = Record<string, unknown>;
+
+const ID_PATTERN = { user: '^usr_[0-7][0-9a-hjkmnp-tv-z]{25}$', order: '^ord_[0-7][0-9a-hjkmnp-tv-z]{25}$' };
+const EXAMPLE_USER_ID = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
+const EXAMPLE_ORDER_ID = 'ord_01jd3x5kq2f6r0w8c4n1y7s9ta';
+const CUSTOM_SCALARS = { DateTime: { type: 'string', format: 'date-time' } };
+
+/** Constraints the services enforce, stated for clients; keyed by type and field. */
+const FIELD_RULES: Record<string, Json> = {
+  'User.id': { pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
+  'Order.id': { pattern: ID_PATTERN.order, example: EXAMPLE_ORDER_ID },
+  'Order.userId': { pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
+  name: { minLength: 1, maxLength: NAME_MAX_LENGTH, example: 'Ada Lovelace' },
+  email: { format: 'email', maxLength: EMAIL_MAX_LENGTH, example: 'ada@example.com' },
+  total: { minimum: 0, maximum: TOTAL_MAX, example: 1999 },
+  status: { enum: [...ORDER_STATUSES], example: 'pending' },
+};
+
+/** Query and path parameters, by their REST names. */
+const PARAMETER_RULES: Record<string, Json> = {
+  user_id: { type: 'string', pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
+  order_id: { type: 'string', pattern: ID_PATTERN.order, example: EXAMPLE_ORDER_ID },
+  limit: { type: 'integer', minimum: 1, maximum: LIST_PAGE.max, default: LIST_PAGE.default },
+  page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX, example: 1 },
+  after_id: { type: 'string', pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
+  cursor: { type: 'string', maxLength: 512 },
+  sort: { type: 'string', enum: [...USER_SORTS], default: 'createdAt' },
+};
+
+const PARAMETER_DESCRIPTIONS: Record<string, string> = {
+  user_id: 'The id of a user.',
+  order_id: 'The id of an order.',
+  limit: 'How many items a page holds.',
+  page: 'Numbered paging (1-based): the response carries totals. Cannot be combined with `after_id` or `cursor`.',
+  after_id: 'Keyset paging: the users created after this one, ordered by id. `pagination.nextCursor` is the `after_id` of the next page.',
+  cursor: 'Cursor paging (the default style): `pagination.nextCursor` (or `nextCursor`) of the previous page, used with the same `sort`.',
+  sort: 'Order of the list; the id breaks ties. A leading `-` sorts descending.',
+};
+
+const EXAMPLE_USER = {
+  id: EXAMPLE_USER_ID,
+  name: 'Ada Lovelace',
+  email: 'ada@example.com',
+  createdAt: '2026-11-22T09:30:00.000Z',
+  updatedAt: '2026-11-22T09:30:00.000Z',
+};
+const EXAMPLE_ORDER = {
+  id: EXAMPLE_ORDER_ID,
+  total: 1999,
+  status: 'pending',
+  createdAt: '2026-11-22T09:31:00.000Z',
+  userId: EXAMPLE_USER_ID,
+};
+const EXAMPLE_BODIES: Record<string, Json> = {
+  createUser: { name: 'Ada Lovelace', email: 'ada@example.com' },
+  replaceUser: { name: 'Ada King', email: 'ada.king@example.com' },
+  updateUser: { name: 'Ada King' },
+  createOrder: { total: 1999, status: 'pending' },
+};
+
+const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
+  'invalid-input': 'BadRequest',
+  'not-found': 'NotFound',
+  conflict: 'Conflict',
+  'payload-too-large': 'PayloadTooLarge',
+  'unsupported-media-type': 'UnsupportedMediaType',
+  internal: 'InternalError',
+};
+
+const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);
+const ref = (kind: 'schemas' | 'responses', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+function fieldOf(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknown, unknown> {
+  const [typeName, fieldName] = route.field.split('.') as [string, string];
+  const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
+  return type!.getFields()[fieldName]!;
+}
+
+/** A GraphQL object or input type as a JSON Schema, with nullability and the services' constraints. */
+function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?: string[]; closed?: boolean } = {}): Json {
+  const type = schema.getType(typeName);
+  const built = buildSchemaObjectFromType(type as never, { customScalars: CUSTOM_SCALARS }) as {
+    properties: Record<string, Json>;
+    required?: string[];
+  };
+  const fields = (type as { getFields(): Record<string, { type: unknown }> }).getFields();
+  const properties: Record<string, Json> = {};
+  for (const [name, property] of Object.entries(built.properties)) {
+    if (options.omit?.includes(name)) continue;
+    const rules = FIELD_RULES[`${typeName}.${name}`] ?? FIELD_RULES[name] ?? {};
+    const nullable = !isNonNullType(fields[name]!.type) && isObjectType(type);
+    properties[name] =
+      nullable && typeof property.type === 'string' ? { ...property, ...rules, type: [property.type, 'null'] } : { ...property, ...rules };
+  }
+  const required = (built.required ?? []).filter((name) => name in properties);
+  return {
+    type: 'object',
+    ...(type?.description ? { description: type.description } : {}),
+    properties,
+    ...(required.length > 0 ? { required } : {}),
+    ...(options.closed ? { additionalProperties: false } : {}),
+  };
+}
+
+function parameters(schema: GraphQLSchema, route: RestRoute): Json[] {
+  const inPath = pathParameters(route.path);
+  const restName = (argument: string) => Object.entries(route.rename ?? {}).find(([, arg]) => arg === argument)?.[0] ?? argument;
+  const fromPath = new Set(inPath.map((name) => route.rename?.[name] ?? name));
+  const query = route.body
+    ? []
+    : fieldOf(schema, route)
+        .args.filter((arg) => !fromPath.has(arg.name))
+        .map((arg) => restName(arg.name));
+  return [
+    ...inPath.map((name) => ({
+      name,
+      in: 'path',
+      required: true,
+      description: PARAMETER_DESCRIPTIONS[name],
+      schema: PARAMETER_RULES[name],
+    })),
+    ...query.map((name) => ({
+      name,
+      in: 'query',
+      required: false,
+      description: PARAMETER_DESCRIPTIONS[name],
+      schema: PARAMETER_RULES[name],
+    })),
+  ];
+}
+
+function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
+  const kinds: ProblemKind[] = ['invalid-input'];
+  const nullable = !isNonNullType(fieldOf(schema, route).type);
+  if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
+  if (['createUser', 'replaceUser', 'updateUser'].includes(route.operationId)) kinds.push('conflict');
+  if (route.body) kinds.push('payload-too-large', 'unsupported-media-type');
+  kinds.push('internal');
+  return kinds;
+}
+
+function operation(schema: GraphQLSchema, route: RestRoute): Json {
+  const field = fieldOf(schema, route);
+  const resultType = getNamedType(field.type).name;
+  const success =
+    route.status === 204
+      ? { description: 'Done; no content.' }
+      : {
+          description: route.status === 201 ? 'Created.' : 'OK.',
+          ...(route.location
+            ? {
+                headers: {
+                  Location: {
+                    description: 'Path of the created resource.',
+                    schema: { type: 'string', example: route.location({ id: resultType === 'User' ? EXAMPLE_USER_ID : EXAMPLE_ORDER_ID }) },
+                  },
+                },
+              }
+            : {}),
+          content: { 'application/json': { schema: ref('schemas', resultType), ...exampleFor(resultType) } },
+        };
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...((route.description ?? field.description) ? { description: route.description ?? field.description } : {}),
+    tags: [route.tag],
+    parameters: parameters(schema, route),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(
+              route.body.mediaTypes.map((type) => [
+                type,
+                { schema: ref('schemas', `${pascal(route.operationId)}Body`), example: EXAMPLE_BODIES[route.operationId] },
+              ]),
+            ),
+          },
+        }
+      : {}),
+    responses: {
+      [route.status]: success,
+      ...Object.fromEntries(
+        errorKinds(route, schema).map((kind) => [PROBLEM_KINDS[kind].status, ref('responses', RESPONSE_OF_KIND[kind]!)]),
+      ),
+    },
+  };
+}
+
+function exampleFor(typeName: string): Json {
+  const examples: Record<string, unknown> = {
+    User: EXAMPLE_USER,
+    Order: EXAMPLE_ORDER,
+    UserList: { data: [EXAMPLE_USER], pagination: { nextCursor: 'AZv-No-CtvnTnWqAWsQ9iOWWxeXUxI9py6eIs2Iae1clDDDTbVro5', hasMore: true } },
+    OrderList: { items: [EXAMPLE_ORDER], nextCursor: null },
+  };
+  return typeName in examples ? { example: examples[typeName] } : {};
+}
+
+const PROBLEM_SCHEMA = {
+  type: 'object',
+  description: 'RFC 9457 Problem Details.',
+  required: ['type', 'title', 'status', 'detail'],
+  properties: {
+    type: {
+      type: 'string',
+      format: 'uri',
+      description: 'Identifies the kind of problem; stable.',
+      example: `${PROBLEM_TYPE_BASE}invalid-input`,
+    },
+    title: { type: 'string', description: 'Short summary of the kind of problem.' },
+    status: { type: 'integer', description: 'The HTTP status code.' },
+    detail: { type: 'string', description: 'What went wrong this time.' },
+    instance: { type: 'string', description: 'The path of the request that failed.' },
+    errors: {
+      type: 'array',
+      description: 'For invalid input: every offending field or parameter.',
+      items: {
+        type: 'object',
+        required: ['field', 'message'],
+        properties: { field: { type: 'string' }, message: { type: 'string' } },
+      },
+    },
+  },
+};
+
+function problemResponses(): Json {
+  const responses: Json = {};
+  for (const [kind, name] of Object.entries(RESPONSE_OF_KIND) as [ProblemKind, string][]) {
+    const { status, title } = PROBLEM_KINDS[kind];
+    const example = {
+      type: PROBLEM_TYPE_BASE + kind,
+      title,
+      status,
+      detail: kind === 'invalid-input' ? 'email: must be an email address like ada@example.com' : `${title}.`,
+      instance: '/users',
+      ...(kind === 'invalid-input' ? { errors: [{ field: 'email', message: 'must be an email address like ada@example.com' }] } : {}),
+    };
+    responses[name] = { description: title, content: { 'application/problem+json': { schema: ref('schemas', 'Problem'), example } } };
+  }
+  return responses;
+}
+
+export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string): Json {
+  const schema = restSchema(fullSchema);
+  const schemas: Record<string, Json> = {};
+  for (const name of ['User', 'Order', 'UserList', 'OffsetPagination', 'CursorPagination', 'OrderList']) {
+    schemas[name] = objectSchema(schema, name);
+  }
+  for (const route of ROUTES.filter((r) => r.body)) {
+    const input = getNamedType(fieldOf(schema, route).args.find((arg) => arg.name === 'input')!.type).name;
+    schemas[`${pascal(route.operationId)}Body`] = objectSchema(schema, input, {
+      omit: Object.values(route.body!.fromPath ?? {}),
+      closed: true,
+    });
+  }
+  schemas.Problem = PROBLEM_SCHEMA;
+
+  const paths: Record<string, Json> = {};
+  for (const route of ROUTES) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(schema, route);
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Portico REST API',
+      version,
+      description: [
+        'Users and their orders, as resources. The same data and rules as the GraphQL API at `/graphql`, from the same schema.',
+        `Errors are Problem Details (RFC 9457, \`application/problem+json\`); bodies are JSON, at most ${MAX_BODY_BYTES / 1024} KiB.`,
+      ].join('\n\n'),
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: '/', description: 'This service' }],
+    // The empty requirement keeps the key optional until keys are enforced.
+    security: [{ ApiKey: [] }, {}],
+    tags: [
+      { name: 'Users', description: 'People who place orders.' },
+      { name: 'Orders', description: "Orders, created and listed under their user's path." },
+    ],
+    paths,
+    components: {
+      schemas,
+      responses: problemResponses(),
+      securitySchemes: {
+        ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key of the calling application.' },
+      },
+    },
+  };
+}
+
+/** Serves the document at GET /openapi.json; it is built once, from the schema the server runs. */
+export function useOpenApiDocument(version: string): Plugin {
+  let body = '';
+  return {
+    onSchemaChange({ schema }) {
+      body = JSON.stringify(buildOpenApiDocument(schema, version));
+    },
+    onRequest({ request, url, endResponse, fetchAPI }) {
+      if (url.pathname !== '/openapi.json' || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+      endResponse(
+        new fetchAPI.Response(request.method === 'HEAD' ? null : body, { headers: { 'content-type': 'application/json; charset=utf-8' } }),
+      );
+    },
+  };
+}
