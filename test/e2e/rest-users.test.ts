@@ -1,0 +1,244 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, rest } from '../support/rest.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+interface User {
+  id: string;
+  name: string;
+  email: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+const UNKNOWN = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
+let counter = 0;
+const call = <T = unknown>(method: string, path: string, options?: Parameters<typeof rest>[3]) =>
+  rest<T>(server.url, method, path, options);
+
+async function createUser(): Promise<User> {
+  counter += 1;
+  const response = await call<User>('POST', '/users', { json: { name: `Rest User ${counter}`, email: `rest-${counter}@example.com` } });
+  expect(response.status).toBe(201);
+  return response.body;
+}
+
+describe('POST /users', () => {
+  it('creates the user: 201, Location in the header, the user in the body', async () => {
+    const response = await call<User>('POST', '/users', { json: { name: 'Grace Hopper', email: 'grace@example.com' } });
+    expect(response.status).toBe(201);
+    expect(response.headers.get('content-type')).toContain('application/json');
+    expect(response.body).toEqual({
+      id: expect.stringMatching(/^usr_/),
+      name: 'Grace Hopper',
+      email: 'grace@example.com',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
+    expect(response.headers.get('location')).toBe(`/users/${response.body.id}`);
+    const fetched = await call<User>('GET', response.headers.get('location')!);
+    expect(fetched.body).toEqual(response.body);
+  });
+
+  it.each([
+    ['a missing field', { name: 'No Email' }, 'email'],
+    ['a wrong type', { name: 42, email: 'typed@example.com' }, 'name'],
+    ['an invalid email', { name: 'Bad', email: 'nope' }, 'email'],
+    ['an id (mass assignment)', { name: 'Sneaky', email: 'sneaky@example.com', id: UNKNOWN }, 'id'],
+    ['a createdAt (mass assignment)', { name: 'Sneaky', email: 'sneaky2@example.com', createdAt: '2020-01-01T00:00:00Z' }, 'createdAt'],
+    ['an unknown field', { name: 'Extra', email: 'extra@example.com', admin: true }, 'admin'],
+  ])('refuses %s with 400 naming the field, and stores nothing', async (_, json, field) => {
+    const before = await call<{ pagination: { total: number } }>('GET', '/users?page=1');
+    const problem = expectProblem(await call('POST', '/users', { json }), 400, 'invalid-input', '/users');
+    expect(problem.errors?.map((e) => e.field)).toEqual([field]);
+    const after = await call<{ pagination: { total: number } }>('GET', '/users?page=1');
+    expect(after.body.pagination.total).toBe(before.body.pagination.total);
+  });
+
+  it.each([
+    ['malformed JSON', '{"name": "Half', 'body'],
+    ['an array', '[]', 'body'],
+    ['a string', '"just text"', 'body'],
+    ['an empty body', '', 'body'],
+  ])('refuses %s with 400', async (_, body, field) => {
+    const problem = expectProblem(await call('POST', '/users', { body }), 400, 'invalid-input', '/users');
+    expect(problem.errors?.[0]?.field).toBe(field);
+  });
+
+  it('refuses a body that is not JSON with 415, and one without a content type', async () => {
+    expectProblem(
+      await call('POST', '/users', { body: 'name=x', contentType: 'application/x-www-form-urlencoded' }),
+      415,
+      'unsupported-media-type',
+      '/users',
+    );
+    const bare = await fetch(`${server.url}/users`, { method: 'POST', body: new Uint8Array([123, 125]) });
+    expect(bare.status).toBe(415);
+  });
+
+  it('refuses a body over 64 KiB with 413', async () => {
+    const json = { name: 'Big', email: 'big@example.com', padding: 'x'.repeat(70_000) };
+    expectProblem(await call('POST', '/users', { json }), 413, 'payload-too-large', '/users');
+  });
+
+  it('refuses fields sent as query parameters', async () => {
+    const problem = expectProblem(
+      await call('POST', '/users?input=%7B%7D', { json: { name: 'Q', email: 'q@example.com' } }),
+      400,
+      'invalid-input',
+      '/users',
+    );
+    expect(problem.errors?.[0]?.field).toBe('input');
+  });
+
+  it('answers a duplicate email with 409, and exactly one of many concurrent creates wins', async () => {
+    await createUser();
+    const duplicate = await call('POST', '/users', { json: { name: 'Again', email: `REST-${counter}@EXAMPLE.com` } });
+    expectProblem(duplicate, 409, 'conflict', '/users');
+    const racers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => call('POST', '/users', { json: { name: `Racer ${i}`, email: 'race@example.com' } })),
+    );
+    expect(racers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
+  });
+});
+
+describe('GET /users/{user_id}', () => {
+  it('returns the user; 404 for an unknown id; 400 for a malformed one', async () => {
+    const user = await createUser();
+    const found = await call<User>('GET', `/users/${user.id}`);
+    expect([found.status, found.body]).toEqual([200, user]);
+    expectProblem(await call('GET', `/users/${UNKNOWN}`), 404, 'not-found', `/users/${UNKNOWN}`);
+    const malformed = expectProblem(await call('GET', '/users/42'), 400, 'invalid-input', '/users/42');
+    expect(malformed.errors).toEqual([{ field: 'user_id', message: expect.stringContaining('usr_') }]);
+  });
+
+  it('answers HEAD like GET, without a body', async () => {
+    const user = await createUser();
+    const response = await fetch(`${server.url}/users/${user.id}`, { method: 'HEAD' });
+    expect(response.status).toBe(200);
+    expect(await response.text()).toBe('');
+  });
+
+  it('returns the same user as GraphQL does', async () => {
+    const user = await createUser();
+    const viaRest = await call<User>('GET', `/users/${user.id}`);
+    const viaGraphQL = await server.gql<{ user: User }>('query ($id: ID!) { user(id: $id) { id name email createdAt updatedAt } }', {
+      id: user.id,
+    });
+    expect(viaRest.body).toEqual(viaGraphQL.body.data!.user);
+  });
+});
+
+describe('PUT /users/{user_id}', () => {
+  it('replaces every writable field', async () => {
+    const user = await createUser();
+    const response = await call<User>('PUT', `/users/${user.id}`, { json: { name: 'Replaced', email: `replaced-${user.id}@example.com` } });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      id: user.id,
+      name: 'Replaced',
+      email: `replaced-${user.id}@example.com`,
+      createdAt: user.createdAt,
+    });
+  });
+
+  it('requires every writable field (400), refuses unknown users (404) and taken emails (409)', async () => {
+    const user = await createUser();
+    const other = await createUser();
+    const missing = expectProblem(
+      await call('PUT', `/users/${user.id}`, { json: { name: 'Only Name' } }),
+      400,
+      'invalid-input',
+      `/users/${user.id}`,
+    );
+    expect(missing.errors).toEqual([{ field: 'email', message: 'is required' }]);
+    expectProblem(
+      await call('PUT', `/users/${UNKNOWN}`, { json: { name: 'X', email: 'x@example.com' } }),
+      404,
+      'not-found',
+      `/users/${UNKNOWN}`,
+    );
+    expectProblem(
+      await call('PUT', `/users/${user.id}`, { json: { name: 'X', email: other.email } }),
+      409,
+      'conflict',
+      `/users/${user.id}`,
+    );
+  });
+});
+
+describe('PATCH /users/{user_id}', () => {
+  it.each(['application/merge-patch+json', 'application/json'])('changes only the fields sent as %s', async (contentType) => {
+    const user = await createUser();
+    const response = await call<User>('PATCH', `/users/${user.id}`, { json: { name: 'Patched' }, contentType });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ id: user.id, name: 'Patched', email: user.email });
+  });
+
+  it('refuses null for a field that cannot be empty, other media types (415 with Accept-Patch), and unknown users', async () => {
+    const user = await createUser();
+    const nulled = expectProblem(
+      await call('PATCH', `/users/${user.id}`, { json: { email: null } }),
+      400,
+      'invalid-input',
+      `/users/${user.id}`,
+    );
+    expect(nulled.errors?.[0]?.field).toBe('email');
+    const wrongType = await call('PATCH', `/users/${user.id}`, { body: 'name=x', contentType: 'text/plain' });
+    expectProblem(wrongType, 415, 'unsupported-media-type', `/users/${user.id}`);
+    expect(wrongType.headers.get('accept-patch')).toContain('application/merge-patch+json');
+    expectProblem(await call('PATCH', `/users/${UNKNOWN}`, { json: { name: 'X' } }), 404, 'not-found', `/users/${UNKNOWN}`);
+    expect((await call<User>('GET', `/users/${user.id}`)).body).toEqual(user);
+  });
+});
+
+describe('DELETE /users/{user_id}', () => {
+  it('answers 204 with no body and no Content-Type; a second DELETE is 404', async () => {
+    const user = await createUser();
+    const response = await fetch(`${server.url}/users/${user.id}`, { method: 'DELETE' });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('content-type')).toBeNull();
+    expect(await response.text()).toBe('');
+    expectProblem(await call('GET', `/users/${user.id}`), 404, 'not-found', `/users/${user.id}`);
+    expectProblem(await call('DELETE', `/users/${user.id}`), 404, 'not-found', `/users/${user.id}`);
+  });
+});
+
+describe('paths and methods', () => {
+  it.each([
+    ['DELETE', '/users', 'GET, POST, HEAD'],
+    ['POST', '/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m', 'GET, PUT, PATCH, DELETE, HEAD'],
+    ['PUT', '/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m/orders', 'GET, POST, HEAD'],
+    ['DELETE', '/orders/ord_01jd3x5kq2f6r0w8c4n1y7s9ta', 'GET, HEAD'],
+  ])('%s %s is 405 with Allow: %s', async (method, path, allow) => {
+    const response = await call(method, path);
+    expectProblem(response, 405, 'method-not-allowed', path);
+    expect(response.headers.get('allow')).toBe(allow);
+  });
+
+  it.each(['/nowhere', '/users/x/y', '/webhook', '/create-order', '/create-user', '/user'])('%s is 404', async (path) => {
+    expectProblem(await call('POST', path, { json: {} }), 404, 'not-found', path);
+    expectProblem(await call('GET', path), 404, 'not-found', path);
+  });
+});
+
+describe('unexpected failures', () => {
+  it('are 500 Problem Details with no internals, logged with the request id', async () => {
+    const user = await createUser();
+    await server.orm.em.fork().execute('alter table orders rename to orders_gone');
+    try {
+      const response = await call('GET', `/users/${user.id}/orders`, { headers: { 'x-request-id': 'rest-broken-1' } });
+      const problem = expectProblem(response, 500, 'internal', `/users/${user.id}/orders`);
+      expect(problem.detail).not.toMatch(/orders_gone|relation|select/i);
+      expect(response.text).not.toMatch(/orders_gone|relation|select|stack/i);
+      expect(server.logs.some((line) => line.requestId === 'rest-broken-1' && line.level === 50)).toBe(true);
+    } finally {
+      await server.orm.em.fork().execute('alter table orders_gone rename to orders');
+    }
+  });
+});
