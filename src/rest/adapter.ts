@@ -66,6 +66,8 @@ function queryFor(schema: GraphQLSchema, route: RestRoute, url: URL): URLSearchP
     const values = url.searchParams.getAll(name);
     if (values.length > 1) throw invalid(name, 'must be given once');
     const value = values[0]!;
+    // SOFA drops empty values, which would silently mean "not given".
+    if (value === '') throw invalid(name, 'must not be empty; leave the parameter out instead');
     if (getNamedType(arg.type).name === 'Int' && (!INT32.test(value) || Math.abs(Number(value)) > 2 ** 31 - 1)) {
       throw invalid(name, 'must be an integer');
     }
@@ -118,7 +120,9 @@ async function inputFor(route: RestRoute, request: Request, params: Record<strin
 
 function withRestNames(body: Problem, route: RestRoute, instance: string): Problem {
   const names = restNames(route);
-  const rename = (error: FieldError) => ({ ...error, field: names[error.field] ?? error.field });
+  // Messages may mention other arguments; rename the camelCase ones (plain words like "id" stay).
+  const inText = (text: string) => text.replace(/\b[a-z]+[A-Z]\w*\b/g, (word) => names[word] ?? word);
+  const rename = (error: FieldError) => ({ field: names[error.field] ?? error.field, message: inText(error.message) });
   const errors = body.errors?.map(rename);
   const detail = errors ? errors.map((e) => `${e.field}: ${e.message}`).join('; ') : body.detail;
   return { ...body, detail, instance, ...(errors ? { errors } : {}) };

@@ -20,15 +20,23 @@ const EXAMPLE_USER_ID = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
 const EXAMPLE_ORDER_ID = 'ord_01jd3x5kq2f6r0w8c4n1y7s9ta';
 const CUSTOM_SCALARS = { DateTime: { type: 'string', format: 'date-time' } };
 
-/** Constraints the services enforce, stated for clients; keyed by type and field. */
+/** Constraints the services enforce, stated for clients; keyed by resource and field. */
 const FIELD_RULES: Record<string, Json> = {
   'User.id': { pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
+  'User.name': { minLength: 1, maxLength: NAME_MAX_LENGTH, example: 'Ada Lovelace' },
+  'User.email': { format: 'email', maxLength: EMAIL_MAX_LENGTH, example: 'ada@example.com' },
   'Order.id': { pattern: ID_PATTERN.order, example: EXAMPLE_ORDER_ID },
   'Order.userId': { pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
-  name: { minLength: 1, maxLength: NAME_MAX_LENGTH, example: 'Ada Lovelace' },
-  email: { format: 'email', maxLength: EMAIL_MAX_LENGTH, example: 'ada@example.com' },
-  total: { minimum: 0, maximum: TOTAL_MAX, example: 1999 },
-  status: { enum: [...ORDER_STATUSES], example: 'pending' },
+  'Order.total': { minimum: 0, maximum: TOTAL_MAX, example: 1999 },
+  'Order.status': { enum: [...ORDER_STATUSES], example: 'pending' },
+};
+
+/** The resource each input type writes, so inputs carry the resource's field rules. */
+const RESOURCE_OF_INPUT: Record<string, string> = {
+  CreateUserInput: 'User',
+  ReplaceUserInput: 'User',
+  UpdateUserInput: 'User',
+  CreateOrderInput: 'Order',
 };
 
 /** Query and path parameters, by their REST names. */
@@ -102,7 +110,7 @@ function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?:
   const properties: Record<string, Json> = {};
   for (const [name, property] of Object.entries(built.properties)) {
     if (options.omit?.includes(name)) continue;
-    const rules = FIELD_RULES[`${typeName}.${name}`] ?? FIELD_RULES[name] ?? {};
+    const rules = FIELD_RULES[`${RESOURCE_OF_INPUT[typeName] ?? typeName}.${name}`] ?? {};
     const nullable = !isNonNullType(fields[name]!.type) && isObjectType(type);
     properties[name] =
       nullable && typeof property.type === 'string' ? { ...property, ...rules, type: [property.type, 'null'] } : { ...property, ...rules };
