@@ -16,7 +16,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 
 interface Scenario {
   name: string;
-  request: (i: number) => { query: string; variables?: Record<string, unknown> };
+  /** A GraphQL request body, or a REST `GET` path. */
+  request: (i: number) => { query: string; variables?: Record<string, unknown> } | string;
 }
 
 function freePort(): Promise<number> {
@@ -57,6 +58,12 @@ async function gql(url: string, body: object): Promise<Record<string, unknown>> 
   return json.data!;
 }
 
+async function restGet(url: string, path: string): Promise<void> {
+  const response = await fetch(`${url}${path}`);
+  if (!response.ok) throw new Error(`GET ${path} failed: ${response.status} ${await response.text()}`);
+  await response.arrayBuffer();
+}
+
 async function measure(url: string, scenario: Scenario): Promise<string> {
   const latencies: number[] = [];
   let next = 0;
@@ -66,7 +73,8 @@ async function measure(url: string, scenario: Scenario): Promise<string> {
       while (next < REQUESTS) {
         const i = next++;
         const t0 = performance.now();
-        await gql(url, scenario.request(i));
+        const request = scenario.request(i);
+        await (typeof request === 'string' ? restGet(url, request) : gql(url, request));
         latencies.push(performance.now() - t0);
       }
     }),
@@ -126,6 +134,9 @@ try {
       name: '`orders(userId)`',
       request: (i) => ({ query: 'query ($id: ID!) { orders(userId: $id) { id total status } }', variables: { id: pick(ids, i) } }),
     },
+    { name: 'REST `GET /users/{user_id}`', request: (i) => `/users/${pick(ids, i)}` },
+    { name: 'REST `GET /users?limit=20&sort=name`', request: () => '/users?limit=20&sort=name' },
+    { name: 'REST `GET /users/{user_id}/orders`', request: (i) => `/users/${pick(ids, i)}/orders` },
     {
       name: '`createOrder`',
       request: (i) => ({
