@@ -15,6 +15,7 @@ import type { CursorCodec } from './pagination/cursor.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { answerProbe } from './plugins/probes.ts';
 import { useRest } from './rest/adapter.ts';
+import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
 import { requestContext, requestIdFrom } from './request-context.ts';
 import { StartupError } from './errors.ts';
@@ -62,7 +63,13 @@ export function createApp({ config, logger, orm, cursors }: AppDependencies): Ap
       return { em, cursors, loaders: createLoaders(em) };
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
-    plugins: [useGraphiQLAssets(), useOpenApiDocument(VERSION), useValidationErrorCodes(), useRest({ logger })],
+    plugins: [
+      useGraphiQLAssets(),
+      useOpenApiDocument(VERSION),
+      useApiDocs({ openApiPath: '/openapi.json' }),
+      useValidationErrorCodes(),
+      useRest({ logger }),
+    ],
   });
 
   const probes = {

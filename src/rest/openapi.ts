@@ -44,8 +44,9 @@ const PARAMETER_RULES: Record<string, Json> = {
   user_id: { type: 'string', pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
   order_id: { type: 'string', pattern: ID_PATTERN.order, example: EXAMPLE_ORDER_ID },
   limit: { type: 'integer', minimum: 1, maximum: LIST_PAGE.max, default: LIST_PAGE.default },
-  page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX, example: 1 },
-  after_id: { type: 'string', pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
+  // No examples for the alternative paging styles: documentation tools would send them together.
+  page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX },
+  after_id: { type: 'string', pattern: ID_PATTERN.user },
   cursor: { type: 'string', maxLength: 512 },
   sort: { type: 'string', enum: [...USER_SORTS], default: 'createdAt' },
 };

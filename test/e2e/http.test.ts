@@ -92,9 +92,10 @@ describe('probes and routes', () => {
     expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
   });
 
-  it('answers an unknown path with 404', async () => {
+  it('answers an unknown path with 404, and leaves paths that merely end in /health to their routes', async () => {
     expect((await fetch(`${server.url}/nowhere`)).status).toBe(404);
-    expect((await fetch(`${server.url}/users/health`)).status).toBe(404);
+    // GET /users/{user_id} with a malformed id, not a health probe.
+    expect((await fetch(`${server.url}/users/health`)).status).toBe(400);
   });
 
   it('reports not ready once the database is gone', async () => {

@@ -1,0 +1,79 @@
+// Swagger UI for the REST facade, with every asset served by this service: the machines it runs on may
+// have no internet, and the reference must not leak requests elsewhere (no CDN, fonts or validator badge).
+// The CSP makes the browser enforce that, including for "Try it out".
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import type { Plugin } from 'graphql-yoga';
+
+const PAGE = '/docs';
+const PREFIX = '/docs/assets/';
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+
+const HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Portico API reference</title>
+<link rel="icon" type="image/png" href="${PREFIX}favicon-32x32.png">
+<link rel="stylesheet" href="${PREFIX}swagger-ui.css">
+<link rel="stylesheet" href="${PREFIX}index.css">
+</head>
+<body>
+<noscript>You need to enable JavaScript to read the API reference.</noscript>
+<div id="swagger-ui"></div>
+<script src="${PREFIX}swagger-ui-bundle.js"></script>
+<script src="${PREFIX}init.js"></script>
+</body>
+</html>`;
+
+const PAGE_HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-cache',
+  // Swagger UI sets inline styles; data: and blob: images are its icons and "Try it out" responses.
+  'content-security-policy':
+    "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+};
+
+function loadAssets(openApiPath: string): Record<string, { body: string | Uint8Array<ArrayBuffer>; type: string }> {
+  const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  const file = (name: string) => path.join(dist, name);
+  // The source maps are not served; without the comment, browser tools do not ask for them.
+  const text = (name: string) => readFileSync(file(name), 'utf8').replace(/\/\*# sourceMappingURL=\S+ ?\*\/\s*$/, '');
+  const init = `window.ui = SwaggerUIBundle(${JSON.stringify({ url: openApiPath, dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null })});\n`;
+  return {
+    'swagger-ui-bundle.js': { body: text('swagger-ui-bundle.js'), type: JS },
+    'swagger-ui.css': { body: text('swagger-ui.css'), type: CSS },
+    'index.css': { body: text('index.css'), type: CSS },
+    'favicon-32x32.png': { body: Uint8Array.from(readFileSync(file('favicon-32x32.png'))), type: 'image/png' },
+    'init.js': { body: init, type: JS },
+  };
+}
+
+/** Serves the API reference at GET /docs, rendering the OpenAPI document at `openApiPath`. */
+export function useApiDocs(options: { openApiPath: string }): Plugin {
+  // Read once, at startup, so a missing package fails the boot rather than the first reader.
+  const assets = loadAssets(options.openApiPath);
+  return {
+    onRequest({ request, url, endResponse, fetchAPI }) {
+      const { pathname } = url;
+      if (!(pathname === PAGE || pathname.startsWith(`${PAGE}/`)) || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+      const head = request.method === 'HEAD';
+      if (pathname === PAGE) {
+        endResponse(new fetchAPI.Response(head ? null : HTML, { headers: PAGE_HEADERS }));
+      } else if (pathname === `${PAGE}/`) {
+        endResponse(new fetchAPI.Response(null, { status: 301, headers: { location: PAGE } }));
+      } else if (pathname.startsWith(PREFIX)) {
+        const asset = assets[pathname.slice(PREFIX.length)];
+        endResponse(
+          asset
+            ? new fetchAPI.Response(head ? null : asset.body, {
+                headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
+              })
+            : new fetchAPI.Response(null, { status: 404 }),
+        );
+      }
+    },
+  };
+}
