@@ -2,8 +2,9 @@
 import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import { Order, User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
+import { cursorOf, pageOf, seekAfter, type Keyset } from '../pagination/keyset.ts';
 import { LIST_PAGE, ORDERS_BY_USER_MAX } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
@@ -61,24 +62,26 @@ export async function pageOrdersOfUser(
   const userId = check.id('user', 'userId', args.userId);
   const limit = check.pageSize('limit', args.limit, LIST_PAGE);
   check.done();
-  const scope = `orders/user:${userId}`;
+  const newestFirst: Keyset<Order> = {
+    scope: `orders/user:${userId}`,
+    column: 'o.created_at',
+    idColumn: 'o.id',
+    direction: 'desc',
+    keyType: 'time',
+    key: (order) => order.createdAt,
+    id: (order) => order.id,
+  };
   const qb = em
     .createQueryBuilder(Order, 'o')
     .select('*')
     .where({ user: userId })
     .orderBy({ createdAt: 'desc', id: 'desc' })
     .limit(limit! + 1);
-  if (args.cursor != null) {
-    const [createdAt, id] = cursors.decode(scope, args.cursor, 'cursor');
-    if (typeof createdAt !== 'number' || typeof id !== 'string')
-      throw ValidationError.field('cursor', 'is not a valid cursor for this list');
-    qb.andWhere('(o.created_at, o.id) < (?, ?)', [new Date(createdAt), id]);
-  }
+  if (args.cursor != null) seekAfter(qb, newestFirst, cursors, args.cursor, 'cursor');
   const rows = await qb.getResultList();
   if (rows.length === 0 && (await em.count(User, { id: userId })) === 0) throw new NotFoundError(`No user has the id ${userId}.`);
-  const items = rows.slice(0, limit);
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > items.length && last ? cursors.encode(scope, [last.createdAt.getTime(), last.id]) : null };
+  const { items, hasMore } = pageOf(rows, limit!);
+  return { items, nextCursor: hasMore ? cursorOf(newestFirst, cursors, items.at(-1)!) : null };
 }
 
 /**

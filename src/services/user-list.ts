@@ -2,8 +2,8 @@
 // users.ts): numbered pages, keyset after an id, and opaque cursors over a chosen sort.
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { ValidationError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
+import { cursorOf, pageOf, seekAfter, type Keyset } from '../pagination/keyset.ts';
 import { LIST_PAGE, PAGE_NUMBER_MAX } from './limits.ts';
 import { InputCheck } from './validation.ts';
 
@@ -27,8 +27,6 @@ export interface UserList {
   pagination: UserListPagination;
 }
 
-const SORT_COLUMNS = { createdAt: 'created_at', name: 'name' } as const;
-
 export async function listUserCollection(em: EntityManager, cursors: CursorCodec, args: UserListArgs): Promise<UserList> {
   const check = new InputCheck();
   const limit = check.pageSize('limit', args.limit, LIST_PAGE);
@@ -51,9 +49,8 @@ export async function listUserCollection(em: EntityManager, cursors: CursorCodec
   return cursorPage(em, cursors, sort, args.cursor ?? null, limit!);
 }
 
-function sortOrder(sort: UserSort): { column: string; property: 'createdAt' | 'name'; direction: 'asc' | 'desc' } {
-  const property = sort.replace('-', '') as 'createdAt' | 'name';
-  return { column: SORT_COLUMNS[property], property, direction: sort.startsWith('-') ? 'desc' : 'asc' };
+function sortOrder(sort: UserSort): { property: 'createdAt' | 'name'; direction: 'asc' | 'desc' } {
+  return { property: sort.replace('-', '') as 'createdAt' | 'name', direction: sort.startsWith('-') ? 'desc' : 'asc' };
 }
 
 async function offsetPage(em: EntityManager, sort: UserSort, page: number, limit: number): Promise<UserList> {
@@ -68,10 +65,8 @@ async function offsetPage(em: EntityManager, sort: UserSort, page: number, limit
 
 /** Keyset on the id alone; ids sort in creation order. `nextCursor` is the id to pass as the next `after_id`. */
 async function afterIdPage(em: EntityManager, afterId: string, limit: number): Promise<UserList> {
-  const rows = await em.find(User, { id: { $gt: afterId } }, { orderBy: { id: 'asc' }, limit: limit + 1 });
-  const data = rows.slice(0, limit);
-  const hasMore = rows.length > limit;
-  return { data, pagination: { style: 'cursor', nextCursor: hasMore ? data.at(-1)!.id : null, hasMore } };
+  const { items, hasMore } = pageOf(await em.find(User, { id: { $gt: afterId } }, { orderBy: { id: 'asc' }, limit: limit + 1 }), limit);
+  return { data: items, pagination: { style: 'cursor', nextCursor: hasMore ? items.at(-1)!.id : null, hasMore } };
 }
 
 /** Keyset on the unique tuple (sort column, id), both in the sort's direction; the cursor is bound to its sort. */
@@ -82,27 +77,22 @@ async function cursorPage(
   cursor: string | null,
   limit: number,
 ): Promise<UserList> {
-  const { column, property, direction } = sortOrder(sort);
-  const scope = `users/sort:${sort}`;
+  const { property, direction } = sortOrder(sort);
+  const keyset: Keyset<User> = {
+    scope: `users/sort:${sort}`,
+    column: property === 'name' ? 'u.name' : 'u.created_at',
+    idColumn: 'u.id',
+    direction,
+    keyType: property === 'name' ? 'text' : 'time',
+    key: (user) => user[property],
+    id: (user) => user.id,
+  };
   const qb = em
     .createQueryBuilder(User, 'u')
     .select('*')
     .orderBy({ [property]: direction, id: direction })
     .limit(limit + 1);
-  if (cursor !== null) {
-    const [value, id] = cursors.decode(scope, cursor, 'cursor');
-    if (typeof id !== 'string' || value === undefined || (property === 'name') !== (typeof value === 'string')) {
-      throw ValidationError.field('cursor', 'is not a valid cursor for this list');
-    }
-    qb.where(`(u.${column}, u.id) ${direction === 'asc' ? '>' : '<'} (?, ?)`, [typeof value === 'string' ? value : new Date(value), id]);
-  }
-  const rows = await qb.getResultList();
-  const data = rows.slice(0, limit);
-  const last = data.at(-1);
-  const hasMore = rows.length > limit;
-  const position = last && (property === 'name' ? last.name : last.createdAt.getTime());
-  return {
-    data,
-    pagination: { style: 'cursor', nextCursor: hasMore && last ? cursors.encode(scope, [position!, last.id]) : null, hasMore },
-  };
+  if (cursor !== null) seekAfter(qb, keyset, cursors, cursor, 'cursor');
+  const { items, hasMore } = pageOf(await qb.getResultList(), limit);
+  return { data: items, pagination: { style: 'cursor', nextCursor: hasMore ? cursorOf(keyset, cursors, items.at(-1)!) : null, hasMore } };
 }

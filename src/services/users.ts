@@ -2,8 +2,9 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
+import { cursorOf, pageOf, seekAfter, type Keyset } from '../pagination/keyset.ts';
 import { USERS_PAGE } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
@@ -17,8 +18,16 @@ export interface UserFields {
   email: string;
 }
 
-/** Binds a cursor to this list and its order (creation time, then id). */
-const BY_CREATION = 'users/created';
+/** The connection's order: creation time, then id. */
+const BY_CREATION: Keyset<User> = {
+  scope: 'users/created',
+  column: 'u.created_at',
+  idColumn: 'u.id',
+  direction: 'asc',
+  keyType: 'time',
+  key: (user) => user.createdAt,
+  id: (user) => user.id,
+};
 
 /** Users in creation order, a page at a time, with a keyset on the unique tuple (created_at, id). */
 export async function listUsers(
@@ -35,18 +44,9 @@ export async function listUsers(
     .select('*')
     .orderBy({ createdAt: 'asc', id: 'asc' })
     .limit(first! + 1);
-  if (args.after != null) {
-    const [createdAt, id] = cursors.decode(BY_CREATION, args.after, 'after');
-    if (typeof createdAt !== 'number' || typeof id !== 'string')
-      throw ValidationError.field('after', 'is not a valid cursor for this list');
-    qb.where('(u.created_at, u.id) > (?, ?)', [new Date(createdAt), id]);
-  }
-  const rows = await qb.getResultList();
-  const page = rows.slice(0, first);
-  return {
-    items: page.map((user) => ({ node: user, cursor: cursors.encode(BY_CREATION, [user.createdAt.getTime(), user.id]) })),
-    hasNextPage: rows.length > page.length,
-  };
+  if (args.after != null) seekAfter(qb, BY_CREATION, cursors, args.after, 'after');
+  const { items, hasMore } = pageOf(await qb.getResultList(), first!);
+  return { items: items.map((user) => ({ node: user, cursor: cursorOf(BY_CREATION, cursors, user) })), hasNextPage: hasMore };
 }
 
 export async function findUser(em: EntityManager, id: string): Promise<User | null> {

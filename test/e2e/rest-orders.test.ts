@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, rest } from '../support/rest.ts';
+import { expectProblem, rest, type Order } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -7,14 +7,6 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.close());
-
-interface Order {
-  id: string;
-  total: number;
-  status: string;
-  createdAt: string;
-  userId: string;
-}
 
 const UNKNOWN_USER = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
 const UNKNOWN_ORDER = 'ord_01jd3x5kq2f6r0w8c4n1y7s9ta';

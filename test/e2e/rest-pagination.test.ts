@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idAt } from '../../src/db/ids.ts';
 import { CursorCodec } from '../../src/pagination/cursor.ts';
+import { type User, type Order } from '../support/rest.ts';
 import { startTestServer, TEST_CURSOR_SECRET, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -12,20 +13,6 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-interface User {
-  id: string;
-  name: string;
-  email: string;
-  createdAt: string;
-  updatedAt: string;
-}
-interface Order {
-  id: string;
-  total: number;
-  status: string;
-  createdAt: string;
-  userId: string;
-}
 interface CursorPage {
   data: User[];
   pagination: { nextCursor: string | null; hasMore: boolean };

@@ -6,6 +6,23 @@ export interface RestResponse<T = unknown> {
   text: string;
 }
 
+/** A user and an order as REST represents them. */
+export interface User {
+  id: string;
+  name: string;
+  email: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Order {
+  id: string;
+  total: number;
+  status: string;
+  createdAt: string;
+  userId: string;
+}
+
 export interface Problem {
   type: string;
   title: string;
