@@ -157,13 +157,7 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
       if (url.pathname === '/graphql') return;
       const method = request.method === 'HEAD' ? 'GET' : request.method;
       const instance = url.pathname;
-      let pathname: string;
-      try {
-        pathname = decodeURI(url.pathname);
-      } catch {
-        pathname = url.pathname;
-      }
-      const match = matchRoute(method, pathname);
+      const match = matchRoute(method, url.pathname);
       if (!match) {
         endResponse(problemResponse({ ...problem('not-found', `Nothing is at ${instance}.`), instance }));
         return;

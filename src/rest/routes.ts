@@ -140,6 +140,15 @@ export function sofaPath(route: RestRoute): string {
   return route.path.replace(/\{(\w+)\}/g, (_, name: string) => `:${route.rename?.[name] ?? name}`);
 }
 
+/** A path segment decoded once; a malformed escape is left as sent (validation then refuses it). */
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 export interface RouteMatch {
   route: RestRoute;
   /** Path parameters by their REST names. */
@@ -158,7 +167,7 @@ export function matchRoute(method: string, pathname: string): RouteMatch | { all
     const match = pattern.exec(pathname);
     if (!match) continue;
     if (route.method === method) {
-      const params = Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeURIComponent(v)]));
+      const params = Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeSegment(v)]));
       return { route, params };
     }
     allow.push(route.method);

@@ -109,6 +109,17 @@ describe('GET /users/{user_id}', () => {
     expect(malformed.errors).toEqual([{ field: 'user_id', message: expect.stringContaining('usr_') }]);
   });
 
+  it('decodes a percent-encoded id exactly once, and refuses malformed escapes with 400', async () => {
+    const user = await createUser();
+    const encoded = `%${user.id.charCodeAt(0).toString(16)}${user.id.slice(1)}`;
+    expect((await call<User>('GET', `/users/${encoded}`)).body).toEqual(user);
+    // Encoded twice, it decodes (once) to "%75sr_…", which is no id.
+    const twice = `%25${encoded.slice(1)}`;
+    expectProblem(await call('GET', `/users/${twice}`), 400, 'invalid-input', `/users/${twice}`);
+    expectProblem(await call('POST', `/users/${twice}/orders`, { json: { total: 1 } }), 400, 'invalid-input', `/users/${twice}/orders`);
+    expectProblem(await call('GET', '/users/%E0%A4%A'), 400, 'invalid-input', '/users/%E0%A4%A');
+  });
+
   it('answers HEAD like GET, without a body', async () => {
     const user = await createUser();
     const response = await fetch(`${server.url}/users/${user.id}`, { method: 'HEAD' });
