@@ -14,6 +14,8 @@ export interface Config {
   logLevel: LogLevel;
   /** Unset outside production: generated once and kept in `<dataDir>/cursor-secret`. */
   cursorSecret: string | undefined;
+  /** Keys API key hashes; unset outside production: generated once and kept in `<dataDir>/api-key-pepper`. */
+  apiKeyPepper: string | undefined;
   dataDir: string;
   graphiql: boolean;
   shutdownGraceMs: number;
@@ -61,6 +63,17 @@ function databaseUrl(env: Env): string | undefined {
   return raw;
 }
 
+function secret(env: Env, name: string, production: boolean, why: string): string | undefined {
+  const value = env[name]?.trim() || undefined;
+  if (value !== undefined && value.length < 32) {
+    throw new ConfigError(`${name} must be at least 32 characters long; generate one with \`openssl rand -base64 48\`.`);
+  }
+  if (production && value === undefined) {
+    throw new ConfigError(`${name} is required when NODE_ENV=production, ${why}; generate one with \`openssl rand -base64 48\`.`);
+  }
+  return value;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV?.trim() || 'development';
   const production = nodeEnv === 'production';
@@ -70,15 +83,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${env.LOG_LEVEL}").`);
   }
 
-  const cursorSecret = env.CURSOR_SECRET?.trim() || undefined;
-  if (cursorSecret !== undefined && cursorSecret.length < 32) {
-    throw new ConfigError('CURSOR_SECRET must be at least 32 characters long; generate one with `openssl rand -base64 48`.');
-  }
-  if (production && cursorSecret === undefined) {
-    throw new ConfigError(
-      'CURSOR_SECRET is required when NODE_ENV=production, so that every instance signs cursors alike; generate one with `openssl rand -base64 48`.',
-    );
-  }
+  const cursorSecret = secret(env, 'CURSOR_SECRET', production, 'so that every instance signs cursors alike');
+  const apiKeyPepper = secret(env, 'API_KEY_PEPPER', production, 'so that API keys verify on every instance and survive restarts');
 
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
@@ -88,6 +94,7 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     logLevel,
     cursorSecret,
+    apiKeyPepper,
     dataDir: path.resolve(env.DATA_DIR?.trim() || '.data'),
     graphiql: boolean(env, 'GRAPHIQL', !production),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

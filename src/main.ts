@@ -1,7 +1,8 @@
 // Entry point: `node src/main.ts [api]`. Starts the API on its database and shuts down cleanly on
 // SIGINT/SIGTERM: stop accepting, drain in-flight requests, close the pool, stop embedded PostgreSQL.
 import { createApp } from './server.ts';
-import { CursorCodec, resolveCursorSecret } from './pagination/cursor.ts';
+import { CursorCodec } from './pagination/cursor.ts';
+import { resolveSecret } from './secrets.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
 
 const ROLES = ['all', 'api'] as const;
@@ -33,7 +34,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 try {
   const { config, logger, db } = await start({ migrate: true });
   stop = () => db.close();
-  const cursors = new CursorCodec(await resolveCursorSecret(config.cursorSecret, config.dataDir));
+  const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
   const app = createApp({ config, logger, orm: db.orm, cursors });
   const address = await app.listen();
   stop = async () => {

@@ -23,6 +23,7 @@ describe('configuration', () => {
     [{ DATABASE_URL: 'not a url' }, /DATABASE_URL is not a valid URL/],
     [{ CURSOR_SECRET: 'short' }, /CURSOR_SECRET must be at least 32 characters/],
     [{ NODE_ENV: 'production' }, /CURSOR_SECRET is required when NODE_ENV=production/],
+    [{ API_KEY_PEPPER: 'short' }, /API_KEY_PEPPER must be at least 32 characters/],
     [{ GRAPHIQL: 'maybe' }, /GRAPHIQL must be true or false/],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
@@ -40,9 +41,11 @@ describe('configuration', () => {
   });
 
   it('turns on production policies with NODE_ENV=production', () => {
-    const config = loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(40) });
+    const secrets = { CURSOR_SECRET: 'x'.repeat(40), API_KEY_PEPPER: 'y'.repeat(40) };
+    const config = loadConfig({ NODE_ENV: 'production', ...secrets });
     expect(config.production).toBe(true);
     expect(config.graphiql).toBe(false);
-    expect(loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(40), GRAPHIQL: 'true' }).graphiql).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production', ...secrets, GRAPHIQL: 'true' }).graphiql).toBe(true);
+    expect(() => loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(40) })).toThrow(/API_KEY_PEPPER is required/);
   });
 });

@@ -6,7 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export const ID_PREFIXES = { user: 'usr', order: 'ord' } as const;
+export const ID_PREFIXES = { user: 'usr', order: 'ord', apiKey: 'key' } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 
 const ID_PATTERN = /^([a-z]{3})_([0-7][0-9a-hjkmnp-tv-z]{25})$/;

@@ -5,8 +5,6 @@
 // tamper-evident; the scope names the list and sort it belongs to, so a cursor from another list
 // is refused instead of silently mis-positioning a page.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import { ValidationError } from '../errors.ts';
 
 const VERSION = 1;
@@ -51,22 +49,5 @@ export class CursorCodec {
     }
     if (!Array.isArray(decoded) || decoded[0] !== scope) throw invalid();
     return decoded.slice(1) as CursorValue[];
-  }
-}
-
-/**
- * The configured secret, or, outside production, one generated on first use and kept in the data
- * folder so cursors survive restarts.
- */
-export async function resolveCursorSecret(configured: string | undefined, dataDir: string): Promise<string> {
-  if (configured) return configured;
-  const file = path.join(dataDir, 'cursor-secret');
-  try {
-    return (await fs.readFile(file, 'utf8')).trim();
-  } catch {
-    const secret = randomBytes(48).toString('base64url');
-    await fs.mkdir(dataDir, { recursive: true });
-    await fs.writeFile(file, secret, { mode: 0o600, flag: 'wx' }).catch(() => undefined);
-    return (await fs.readFile(file, 'utf8')).trim();
   }
 }

@@ -5,7 +5,11 @@ import { isId, type IdKind } from '../db/ids.ts';
 import { ValidationError, type FieldError } from '../errors.ts';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, TOTAL_MAX } from './limits.ts';
 
-const ID_EXAMPLES: Record<IdKind, string> = { user: 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m', order: 'ord_01jd3x3b8vfb9s1p4t4p6q2k7m' };
+const ID_DESCRIPTIONS: Record<IdKind, string> = {
+  user: 'a user id like usr_01jd3x3b8vfb9s1p4t4p6q2k7m',
+  order: 'an order id like ord_01jd3x3b8vfb9s1p4t4p6q2k7m',
+  apiKey: 'an API key id like key_01jd3x3b8vfb9s1p4t4p6q2k7m',
+};
 // Deliberately plain: one @, no spaces, a dotted domain. Deliverability is the mail system's job.
 const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/;
 
@@ -24,7 +28,7 @@ export class InputCheck {
 
   id(kind: IdKind, field: string, value: string): string | undefined {
     if (isId(kind, value)) return value;
-    return this.fail(field, `must be a ${kind} id like ${ID_EXAMPLES[kind]}`);
+    return this.fail(field, `must be ${ID_DESCRIPTIONS[kind]}`);
   }
 
   name(field: string, value: string | null | undefined): string | undefined {

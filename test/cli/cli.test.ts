@@ -9,9 +9,12 @@ afterEach(async () => {
   await Promise.all(drops.splice(0).map((drop) => drop()));
 });
 
+const PEPPER = 'a-pepper-of-at-least-thirty-two-characters';
+
 function run(script: string, args: string[], databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' } });
+    const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', API_KEY_PEPPER: PEPPER };
+    const child = spawn(process.execPath, [script, ...args], { env });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -41,7 +44,7 @@ describe('npm run db:migrate', () => {
       database.url,
       "select table_name from information_schema.tables where table_schema = 'public' order by 1",
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['mikro_orm_migrations', 'orders', 'users']);
+    expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'mikro_orm_migrations', 'orders', 'users']);
   });
 });
 
@@ -83,5 +86,86 @@ describe('npm run seed', () => {
       expect(result.code).toBe(2);
       expect(result.stderr).toContain('usage: npm run seed');
     }
+  });
+});
+
+describe('npm run keys', () => {
+  interface Listed {
+    id: string;
+    key: string;
+    secret?: string;
+    scopes: string[];
+    allowedCidrs: string[];
+    expiresAt: string | null;
+    revokedAt: string | null;
+    rotatedFromId: string | null;
+  }
+
+  it('creates, lists, rotates and revokes keys, showing each secret once', async () => {
+    const database = await createTestDatabase();
+    drops.push(database.drop);
+    const keys = (...args: string[]) => run('src/cli/keys.ts', args, database.url);
+
+    const created = await keys(
+      'create',
+      '--name',
+      'Shop',
+      '--scopes',
+      'users:read,orders:write',
+      '--allow-ip',
+      '10.0.0.0/8',
+      '--expires',
+      '30d',
+      '--json',
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const key = JSON.parse(created.stdout) as Listed;
+    expect(key.secret).toMatch(/^pk_test_[0-9A-Za-z]{33}$/);
+    expect(key).toMatchObject({
+      scopes: ['users:read', 'orders:write'],
+      allowedCidrs: ['10.0.0.0/8'],
+      key: `${key.secret!.slice(0, 16)}…`,
+    });
+    expect(Date.parse(key.expiresAt!)).toBeGreaterThan(Date.now() + 29 * 86_400_000);
+
+    const rotated = await keys('rotate', key.id, '--grace', '1h', '--json');
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const successor = JSON.parse(rotated.stdout) as Listed & { previous: Listed };
+    expect(successor).toMatchObject({ rotatedFromId: key.id, scopes: key.scopes });
+    expect(successor.secret).not.toBe(key.secret);
+    expect(Date.parse(successor.previous.expiresAt!)).toBeLessThanOrEqual(Date.now() + 3_600_000);
+
+    const revoked = await keys('revoke', successor.id, '--json');
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect((JSON.parse(revoked.stdout) as Listed).revokedAt).not.toBeNull();
+
+    const listed = await keys('list', '--json');
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as Listed[]).map((k) => k.id)).toEqual([key.id, successor.id]);
+    for (const secret of [key.secret!, successor.secret!]) expect(listed.stdout).not.toContain(secret.slice(16));
+    const human = await keys('list');
+    expect(human.stdout).toContain('revoked');
+    expect(human.stdout).not.toContain(key.secret!.slice(16));
+  });
+
+  it('explains what is wrong with a command', async () => {
+    const database = await createTestDatabase();
+    drops.push(database.drop);
+    for (const args of [
+      [],
+      ['bogus'],
+      ['create', '--name', 'x'],
+      ['revoke'],
+      ['create', '--name', 'x', '--scopes', 'admin', '--expires', 'soon'],
+    ]) {
+      const result = await run('src/cli/keys.ts', args, database.url);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('usage: npm run keys');
+    }
+    const invalid = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'root'], database.url);
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toContain('"root" is not one of');
+    const unknown = await run('src/cli/keys.ts', ['revoke', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m'], database.url);
+    expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m.']);
   });
 });

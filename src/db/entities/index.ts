@@ -1,2 +1,3 @@
 export { User } from './user.ts';
 export { Order, ORDER_STATUSES, type OrderStatus } from './order.ts';
+export { ApiKey, API_KEY_ENVIRONMENTS } from './api-key.ts';

@@ -2,5 +2,6 @@
 // in tests and in the container image. Append new ones in order.
 import { Migration20261122000000_initial } from './Migration20261122000000_initial.ts';
 import { Migration20261122010000_users_name_index } from './Migration20261122010000_users_name_index.ts';
+import { Migration20261122020000_api_keys } from './Migration20261122020000_api_keys.ts';
 
-export const migrations = [Migration20261122000000_initial, Migration20261122010000_users_name_index];
+export const migrations = [Migration20261122000000_initial, Migration20261122010000_users_name_index, Migration20261122020000_api_keys];

@@ -1,0 +1,118 @@
+// `npm run keys -- <command>`: API keys from the command line. A new key's secret is printed once.
+//   create --name NAME --scopes a,b [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
+//   list [--json]            rotate ID [--grace 24h] [--json]            revoke ID [--json]
+import { parseArgs } from 'node:util';
+import type { ApiKey } from '../db/entities/index.ts';
+import { DomainError } from '../errors.ts';
+import { resolveSecret } from '../secrets.ts';
+import { SCOPES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../services/api-keys.ts';
+import { exitWithStartupFailure, start } from '../startup.ts';
+import { parseDuration } from './duration.ts';
+
+const USAGE = `usage: npm run keys -- create --name NAME --scopes ${SCOPES.join(',')} [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
+       npm run keys -- list [--json]
+       npm run keys -- rotate KEY_ID [--grace 24h] [--json]
+       npm run keys -- revoke KEY_ID [--json]`;
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n${USAGE}\n`);
+  process.exit(2);
+}
+
+function parse() {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        scopes: { type: 'string' },
+        'allow-ip': { type: 'string', multiple: true },
+        expires: { type: 'string' },
+        'rate-limit': { type: 'string' },
+        grace: { type: 'string', default: '24h' },
+        json: { type: 'boolean', default: false },
+      },
+    });
+  } catch (error) {
+    fail((error as Error).message);
+  }
+}
+
+/** A key as listed: never its secret, only the public prefix. */
+function describe(key: ApiKey) {
+  return {
+    id: key.id,
+    name: key.name,
+    key: `${key.prefix}…`,
+    scopes: key.scopes,
+    allowedCidrs: key.allowedCidrs,
+    rateLimitPerMinute: key.rateLimitPerMinute ?? null,
+    createdAt: key.createdAt.toISOString(),
+    expiresAt: key.expiresAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    rotatedFromId: key.rotatedFromId ?? null,
+  };
+}
+
+const { values, positionals } = parse();
+const [command, id] = positionals;
+if (!command || !['create', 'list', 'rotate', 'revoke'].includes(command))
+  fail(command ? `unknown command "${command}"` : 'a command is required');
+if ((command === 'rotate' || command === 'revoke') && !id) fail(`${command} needs the id of a key (see \`keys list\`)`);
+const expiresIn = values.expires === undefined ? undefined : parseDuration(values.expires);
+if (values.expires !== undefined && expiresIn === undefined) fail('--expires takes a duration like 90s, 15m, 24h or 30d');
+const graceMs = parseDuration(values.grace);
+if (graceMs === undefined) fail('--grace takes a duration like 0s, 15m, 24h or 7d');
+if (command === 'create' && (!values.name || !values.scopes)) fail('create needs --name and --scopes');
+
+const print = (json: unknown, text: string) => process.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
+
+try {
+  const { config, db } = await start({ migrate: true, logLevel: 'warn' });
+  const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
+  const em = db.orm.em.fork();
+  try {
+    if (command === 'create') {
+      const rateLimit = values['rate-limit'] === undefined ? null : Number(values['rate-limit']);
+      const { key, secret } = await createApiKey(em, pepper, config.production ? 'live' : 'test', {
+        name: values.name!,
+        scopes: values.scopes!.split(','),
+        allowedCidrs: values['allow-ip'] ?? [],
+        expiresAt: expiresIn === undefined ? null : new Date(Date.now() + expiresIn),
+        rateLimitPerMinute: rateLimit,
+      });
+      print(
+        { ...describe(key), secret },
+        `created ${key.id} (${key.name})\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,
+      );
+    } else if (command === 'list') {
+      const keys = (await listApiKeys(em)).map(describe);
+      const state = (k: ReturnType<typeof describe>) =>
+        k.revokedAt ? 'revoked' : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? 'expired' : 'active';
+      print(
+        keys,
+        keys.length === 0
+          ? 'no keys'
+          : keys.map((k) => `${k.id}  ${k.key.padEnd(18)}  ${state(k).padEnd(7)}  ${k.name}  [${k.scopes.join(',')}]`).join('\n'),
+      );
+    } else if (command === 'rotate') {
+      const { key, secret, previous } = await rotateApiKey(em, pepper, id!, graceMs);
+      print(
+        { ...describe(key), secret, previous: describe(previous) },
+        `rotated ${previous.id} to ${key.id}; the old key works until ${previous.expiresAt?.toISOString()}\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,
+      );
+    } else {
+      const key = await revokeApiKey(em, id!);
+      print(describe(key), `revoked ${key.id} (${key.name}) at ${key.revokedAt?.toISOString()}`);
+    }
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exitCode = 1;
+  } finally {
+    await db.close();
+  }
+} catch (error) {
+  exitWithStartupFailure(error);
+}

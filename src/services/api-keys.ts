@@ -1,0 +1,195 @@
+// API keys: issuing, listing, rotating and revoking them, and verifying a presented key quickly.
+import net from 'node:net';
+import { ApiKey } from '../db/entities/index.ts';
+import type { EntityManager } from '../db/orm.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
+import { generateKeySecret, hashKeySecret, keySecretMatches, prefixOf, type KeyEnvironment } from './api-key-secrets.ts';
+import { InputCheck, requireId } from './validation.ts';
+
+/** What a key may do; `admin` is a trusted back-office client. */
+export const SCOPES = ['users:read', 'users:write', 'orders:read', 'orders:write', 'webhooks:manage', 'admin'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export interface KeySettings {
+  name: string;
+  scopes: readonly string[];
+  allowedCidrs?: readonly string[];
+  expiresAt?: Date | null;
+  rateLimitPerMinute?: number | null;
+}
+
+/** A new key and its secret: the only moment the secret exists outside the caller's hands. */
+export interface IssuedKey {
+  key: ApiKey;
+  secret: string;
+}
+
+/** The canonical form of a CIDR (`10.0.0.0/8`, `2001:db8::/32`); a bare address is a single host. */
+export function normalizeCidr(value: string): string | undefined {
+  const [address, bits, extra] = value.trim().split('/');
+  const family = net.isIP(address ?? '');
+  if (!address || family === 0 || extra !== undefined) return undefined;
+  const max = family === 4 ? 32 : 128;
+  const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
+  if (!(prefix >= 0 && prefix <= max)) return undefined;
+  return `${address.toLowerCase()}/${prefix}`;
+}
+
+function checkSettings(input: KeySettings): KeySettings {
+  const check = new InputCheck();
+  const name = input.name.trim();
+  if (name.length < 1 || name.length > 100) check.fail('name', 'must be 1 to 100 characters');
+  const scopes = [...new Set(input.scopes.map((scope) => scope.trim()))];
+  if (scopes.length === 0) check.fail('scopes', `must name at least one of ${SCOPES.join(', ')}`);
+  for (const scope of scopes)
+    if (!(SCOPES as readonly string[]).includes(scope)) check.fail('scopes', `"${scope}" is not one of ${SCOPES.join(', ')}`);
+  const allowedCidrs = (input.allowedCidrs ?? []).map(
+    (cidr) => normalizeCidr(cidr) ?? check.fail('allowedCidrs', `"${cidr}" is not an IPv4 or IPv6 CIDR`),
+  );
+  if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) check.fail('expiresAt', 'must be in the future');
+  if (input.rateLimitPerMinute != null && !(Number.isInteger(input.rateLimitPerMinute) && input.rateLimitPerMinute > 0)) {
+    check.fail('rateLimitPerMinute', 'must be a whole number above 0');
+  }
+  check.done();
+  return { ...input, name, scopes, allowedCidrs: allowedCidrs as string[] };
+}
+
+export async function createApiKey(em: EntityManager, pepper: string, environment: KeyEnvironment, input: KeySettings): Promise<IssuedKey> {
+  const settings = checkSettings(input);
+  const { secret, prefix } = generateKeySecret(environment);
+  const key = em.create(ApiKey, {
+    name: settings.name,
+    prefix,
+    secretHash: hashKeySecret(secret, pepper),
+    environment,
+    scopes: [...settings.scopes],
+    allowedCidrs: [...(settings.allowedCidrs ?? [])],
+    expiresAt: settings.expiresAt ?? null,
+    rateLimitPerMinute: settings.rateLimitPerMinute ?? null,
+  });
+  await em.flush();
+  return { key, secret };
+}
+
+export async function listApiKeys(em: EntityManager): Promise<ApiKey[]> {
+  return em.find(ApiKey, {}, { orderBy: { id: 'asc' } });
+}
+
+export async function countApiKeys(em: EntityManager): Promise<number> {
+  return em.count(ApiKey, {});
+}
+
+async function mustFind(em: EntityManager, id: string): Promise<ApiKey> {
+  const key = await em.findOne(ApiKey, { id: requireId('apiKey', 'id', id) });
+  if (!key) throw new NotFoundError(`No API key has the id ${id}.`);
+  return key;
+}
+
+/** Revokes the key at once; revoking a revoked key changes nothing. */
+export async function revokeApiKey(em: EntityManager, id: string): Promise<ApiKey> {
+  const key = await mustFind(em, id);
+  key.revokedAt ??= new Date();
+  await em.flush();
+  return key;
+}
+
+/**
+ * Issues a successor with the same settings; the old key keeps working for `graceMs` (never longer
+ * than it would have anyway), so clients can switch without downtime.
+ */
+export async function rotateApiKey(
+  em: EntityManager,
+  pepper: string,
+  id: string,
+  graceMs: number,
+): Promise<IssuedKey & { previous: ApiKey }> {
+  return em.transactional(async (tx) => {
+    const previous = await mustFind(tx, id);
+    const now = Date.now();
+    if (previous.revokedAt || (previous.expiresAt && previous.expiresAt.getTime() <= now)) {
+      throw new ConflictError(`API key ${id} is revoked or expired; create a new key instead.`);
+    }
+    const { secret, prefix } = generateKeySecret(previous.environment);
+    const key = tx.create(ApiKey, {
+      name: previous.name,
+      prefix,
+      secretHash: hashKeySecret(secret, pepper),
+      environment: previous.environment,
+      scopes: [...previous.scopes],
+      allowedCidrs: [...previous.allowedCidrs],
+      expiresAt: previous.expiresAt,
+      rateLimitPerMinute: previous.rateLimitPerMinute,
+      rotatedFromId: previous.id,
+    });
+    const graceEnd = new Date(now + graceMs);
+    if (!previous.expiresAt || previous.expiresAt > graceEnd) previous.expiresAt = graceEnd;
+    return { key, secret, previous };
+  });
+}
+
+/** What a verified key lets its caller do; no secret material. */
+export interface VerifiedKey {
+  id: string;
+  prefix: string;
+  name: string;
+  scopes: readonly string[];
+  allowedCidrs: readonly string[];
+  rateLimitPerMinute: number | null;
+  expiresAt: Date | null;
+}
+
+export interface VerifierOptions {
+  /** How long a verification is reused; also the bound on how late a revocation takes effect. */
+  ttlMs: number;
+  maxEntries: number;
+}
+
+/**
+ * Verifies presented keys, remembering recent answers (good and bad) in a bounded in-process cache
+ * keyed by the key's hash, so a warm check is a map lookup rather than a database round trip.
+ */
+export class ApiKeyVerifier {
+  readonly #em: () => EntityManager;
+  readonly #pepper: string;
+  readonly #options: VerifierOptions;
+  readonly #cache = new Map<string, { key: VerifiedKey | undefined; until: number }>();
+
+  constructor(em: () => EntityManager, pepper: string, options: VerifierOptions) {
+    this.#em = em;
+    this.#pepper = pepper;
+    this.#options = options;
+  }
+
+  async verify(secret: string, now = Date.now()): Promise<VerifiedKey | undefined> {
+    const prefix = prefixOf(secret);
+    if (!prefix) return undefined;
+    const cacheKey = hashKeySecret(secret, this.#pepper);
+    const cached = this.#cache.get(cacheKey);
+    const found = cached && cached.until > now ? cached.key : await this.#load(secret, prefix, cacheKey, now);
+    return found && (found.expiresAt === null || found.expiresAt.getTime() > now) ? found : undefined;
+  }
+
+  /** Forgets cached answers, e.g. when another instance revoked a key. */
+  invalidate(): void {
+    this.#cache.clear();
+  }
+
+  async #load(secret: string, prefix: string, cacheKey: string, now: number): Promise<VerifiedKey | undefined> {
+    const row = await this.#em().findOne(ApiKey, { prefix });
+    const valid = row && !row.revokedAt && keySecretMatches(secret, row.secretHash, this.#pepper);
+    const key: VerifiedKey | undefined = valid
+      ? {
+          id: row.id,
+          prefix: row.prefix,
+          name: row.name,
+          scopes: row.scopes,
+          allowedCidrs: row.allowedCidrs,
+          rateLimitPerMinute: row.rateLimitPerMinute ?? null,
+          expiresAt: row.expiresAt ?? null,
+        }
+      : undefined;
+    if (this.#cache.size >= this.#options.maxEntries) this.#cache.delete(this.#cache.keys().next().value!);
+    this.#cache.set(cacheKey, { key, until: now + this.#options.ttlMs });
+    return key;
+  }
+}

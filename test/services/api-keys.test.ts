@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openOrm, type MikroORM } from '../../src/db/orm.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.ts';
+import { createLogger } from '../../src/log.ts';
+import { ApiKeyVerifier, createApiKey, listApiKeys, normalizeCidr, revokeApiKey, rotateApiKey } from '../../src/services/api-keys.ts';
+import { createTestDatabase } from '../support/database.ts';
+
+const PEPPER = 'a-pepper-of-at-least-thirty-two-characters';
+let orm: MikroORM;
+let drop: () => Promise<void>;
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  drop = database.drop;
+  orm = await openOrm(database.url, { poolMax: 2, logger: createLogger('silent') });
+});
+afterAll(async () => {
+  await orm.close();
+  await drop();
+});
+
+const em = () => orm.em.fork();
+const verifier = (ttlMs = 0) => new ApiKeyVerifier(em, PEPPER, { ttlMs, maxEntries: 100 });
+const settings = { name: 'Billing backend', scopes: ['users:read', 'orders:write'] };
+
+describe('issuing keys', () => {
+  it('stores the settings and only a hash of the secret', async () => {
+    const { key, secret } = await createApiKey(em(), PEPPER, 'test', {
+      ...settings,
+      allowedCidrs: ['10.1.2.3', '2001:DB8::/32'],
+      rateLimitPerMinute: 50,
+    });
+    expect(key).toMatchObject({
+      name: 'Billing backend',
+      scopes: ['users:read', 'orders:write'],
+      allowedCidrs: ['10.1.2.3/32', '2001:db8::/32'],
+      rateLimitPerMinute: 50,
+    });
+    const rows = await em().execute<Record<string, unknown>[]>('select * from api_keys where id = ?', [key.id]);
+    expect(JSON.stringify(rows)).not.toContain(secret);
+    expect(JSON.stringify(rows)).not.toContain(secret.slice(16));
+  });
+
+  it.each([
+    [{ name: '' }, 'name'],
+    [{ scopes: [] }, 'scopes'],
+    [{ scopes: ['users:read', 'root'] }, 'scopes'],
+    [{ allowedCidrs: ['10.0.0.0/33'] }, 'allowedCidrs'],
+    [{ allowedCidrs: ['not-an-ip'] }, 'allowedCidrs'],
+    [{ expiresAt: new Date(Date.now() - 1000) }, 'expiresAt'],
+    [{ rateLimitPerMinute: 0 }, 'rateLimitPerMinute'],
+  ])('refuses %j', async (change, field) => {
+    const error = await createApiKey(em(), PEPPER, 'test', { ...settings, ...change }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).fieldErrors.map((e) => e.field)).toContain(field);
+  });
+
+  it('normalizes CIDRs of both families', () => {
+    expect(normalizeCidr('192.168.0.0/16')).toBe('192.168.0.0/16');
+    expect(normalizeCidr('::1')).toBe('::1/128');
+    expect(normalizeCidr('10.0.0.1/8/8')).toBeUndefined();
+    expect(normalizeCidr('10.0.0.1/x')).toBeUndefined();
+  });
+});
+
+describe('verifying keys', () => {
+  it('accepts the secret it issued, with its settings, and nothing else', async () => {
+    const { key, secret } = await createApiKey(em(), PEPPER, 'test', settings);
+    expect(await verifier().verify(secret)).toMatchObject({ id: key.id, scopes: settings.scopes });
+    expect(await verifier().verify(`${secret.slice(0, -1)}${secret.endsWith('a') ? 'b' : 'a'}`)).toBeUndefined();
+    expect(await verifier().verify('garbage')).toBeUndefined();
+    expect(
+      await new ApiKeyVerifier(em, 'another-pepper-of-at-least-thirty-two-chars', { ttlMs: 0, maxEntries: 10 }).verify(secret),
+    ).toBeUndefined();
+  });
+
+  it('refuses a revoked key, at once without a cache and after the cache time with one', async () => {
+    const { key, secret } = await createApiKey(em(), PEPPER, 'test', settings);
+    const cached = verifier(60_000);
+    const now = Date.now();
+    expect(await cached.verify(secret, now)).toBeDefined();
+    await revokeApiKey(em(), key.id);
+    expect(await verifier().verify(secret)).toBeUndefined();
+    expect(await cached.verify(secret, now + 1)).toBeDefined();
+    expect(await cached.verify(secret, now + 60_001)).toBeUndefined();
+    cached.invalidate();
+    expect(await cached.verify(secret, now + 2)).toBeUndefined();
+  });
+
+  it('refuses an expired key, even from the cache', async () => {
+    const expiresAt = new Date(Date.now() + 60_000);
+    const { secret } = await createApiKey(em(), PEPPER, 'test', { ...settings, expiresAt });
+    const cached = verifier(3_600_000);
+    expect(await cached.verify(secret, Date.now())).toBeDefined();
+    expect(await cached.verify(secret, expiresAt.getTime() + 1)).toBeUndefined();
+  });
+});
+
+describe('rotating and revoking', () => {
+  it('issues a successor with the same settings; the old key works until the grace ends', async () => {
+    const { key: old, secret: oldSecret } = await createApiKey(em(), PEPPER, 'test', { ...settings, allowedCidrs: ['10.0.0.0/8'] });
+    const before = Date.now();
+    const { key, secret, previous } = await rotateApiKey(em(), PEPPER, old.id, 3_600_000);
+    expect(key).toMatchObject({ name: old.name, scopes: old.scopes, allowedCidrs: ['10.0.0.0/8'], rotatedFromId: old.id });
+    expect(secret).not.toBe(oldSecret);
+    const graceEnd = previous.expiresAt!.getTime();
+    expect(graceEnd).toBeGreaterThanOrEqual(before + 3_600_000);
+    expect(await verifier().verify(oldSecret, graceEnd - 1)).toBeDefined();
+    expect(await verifier().verify(oldSecret, graceEnd + 1)).toBeUndefined();
+    expect(await verifier().verify(secret, graceEnd + 1)).toBeDefined();
+  });
+
+  it('never extends an earlier expiry, and refuses to rotate a revoked key', async () => {
+    const expiresAt = new Date(Date.now() + 60_000);
+    const { key } = await createApiKey(em(), PEPPER, 'test', { ...settings, expiresAt });
+    const { previous } = await rotateApiKey(em(), PEPPER, key.id, 86_400_000);
+    expect(previous.expiresAt!.getTime()).toBe(expiresAt.getTime());
+    const { key: doomed } = await createApiKey(em(), PEPPER, 'test', settings);
+    await revokeApiKey(em(), doomed.id);
+    await expect(rotateApiKey(em(), PEPPER, doomed.id, 0)).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  it('revokes idempotently and reports unknown keys', async () => {
+    const { key } = await createApiKey(em(), PEPPER, 'test', settings);
+    const first = (await revokeApiKey(em(), key.id)).revokedAt;
+    expect((await revokeApiKey(em(), key.id)).revokedAt).toEqual(first);
+    await expect(revokeApiKey(em(), 'key_01jd3x3b8vfb9s1p4t4p6q2k7m')).rejects.toBeInstanceOf(NotFoundError);
+    await expect(revokeApiKey(em(), 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m')).rejects.toBeInstanceOf(ValidationError);
+    expect((await listApiKeys(em())).map((k) => k.id)).toContain(key.id);
+  });
+});
