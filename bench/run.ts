@@ -2,6 +2,7 @@
 // measures GraphQL scenarios over HTTP from this one. Prints a table and rewrites bench/report.md.
 // Sizes come from BENCH_USERS (default 100000), BENCH_REQUESTS (2000) and BENCH_CONCURRENCY (16).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -29,6 +30,21 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The key every benchmark request sends, issued through the CLI like an operator would. */
+let apiKey = '';
+
+async function issueKey(env: NodeJS.ProcessEnv): Promise<string> {
+  const child = spawn(process.execPath, ['src/cli/keys.ts', 'create', '--name', 'Benchmark', '--scopes', 'admin', '--json'], {
+    env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const code = await new Promise((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error('creating the benchmark key failed');
+  return (JSON.parse(out) as { secret: string }).secret;
+}
+
 function run(command: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<number | null> } {
   const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
   return { child, done: new Promise((resolve) => child.on('exit', resolve)) };
@@ -50,7 +66,7 @@ async function waitForReady(url: string): Promise<void> {
 async function gql(url: string, body: object): Promise<Record<string, unknown>> {
   const response = await fetch(`${url}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
     body: JSON.stringify(body),
   });
   const json = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
@@ -59,7 +75,7 @@ async function gql(url: string, body: object): Promise<Record<string, unknown>> 
 }
 
 async function restGet(url: string, path: string): Promise<void> {
-  const response = await fetch(`${url}${path}`);
+  const response = await fetch(`${url}${path}`, { headers: { 'x-api-key': apiKey } });
   if (!response.ok) throw new Error(`GET ${path} failed: ${response.status} ${await response.text()}`);
   await response.arrayBuffer();
 }
@@ -90,7 +106,14 @@ await fs.chmod(dataDir, 0o755);
 const database = await startEmbeddedPostgres(dataDir, createLogger('warn'));
 let server: ChildProcess | undefined;
 try {
-  const env = { ...process.env, DATABASE_URL: database.url(), LOG_LEVEL: 'warn', DATA_DIR: dataDir };
+  const env = {
+    ...process.env,
+    DATABASE_URL: database.url(),
+    LOG_LEVEL: 'warn',
+    DATA_DIR: dataDir,
+    API_KEY_PEPPER: randomBytes(32).toString('hex'),
+  };
+  apiKey = await issueKey(env);
   const seedStarted = performance.now();
   const seed = run(process.execPath, ['src/cli/seed.ts', '--users', String(USERS), '--orders-per-user', String(ORDERS_PER_USER)], env);
   if ((await seed.done) !== 0) throw new Error('seeding failed');

@@ -1,6 +1,7 @@
 // Every environment variable the service reads is parsed and validated here, once.
 // Other modules receive a typed Config and never touch process.env.
 import path from 'node:path';
+import { normalizeCidr } from './net/cidr.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -19,6 +20,10 @@ export interface Config {
   dataDir: string;
   graphiql: boolean;
   shutdownGraceMs: number;
+  /** Proxies whose X-Forwarded-For is believed (CIDRs); empty: the socket address is the client. */
+  trustProxy: string[];
+  /** How long a verified API key is reused before it is checked again (bounds revocation delay). */
+  apiKeyCacheMs: number;
 }
 
 export class ConfigError extends Error {
@@ -63,6 +68,16 @@ function databaseUrl(env: Env): string | undefined {
   return raw;
 }
 
+function cidrList(env: Env, name: string): string[] {
+  const raw = env[name]?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((entry) => {
+    const cidr = normalizeCidr(entry);
+    if (!cidr) throw new ConfigError(`${name} must be a comma-separated list of IP addresses or CIDRs (got "${entry.trim()}").`);
+    return cidr;
+  });
+}
+
 function secret(env: Env, name: string, production: boolean, why: string): string | undefined {
   const value = env[name]?.trim() || undefined;
   if (value !== undefined && value.length < 32) {
@@ -98,5 +113,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir: path.resolve(env.DATA_DIR?.trim() || '.data'),
     graphiql: boolean(env, 'GRAPHIQL', !production),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    trustProxy: cidrList(env, 'TRUST_PROXY'),
+    apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 30_000, 0, 3_600_000),
   };
 }

@@ -44,6 +44,18 @@ export class ConflictError extends DomainError {
   readonly kind = 'conflict';
 }
 
+/** No credentials, or credentials that do not verify. */
+export class UnauthenticatedError extends DomainError {
+  readonly code = 'UNAUTHENTICATED';
+  readonly kind = 'unauthenticated';
+}
+
+/** Valid credentials that do not allow this (scope, source address, another user's data). */
+export class ForbiddenError extends DomainError {
+  readonly code = 'FORBIDDEN';
+  readonly kind = 'forbidden';
+}
+
 /** The process cannot start; the message is one sentence naming the cause and the fix. */
 export class StartupError extends Error {
   override name = 'StartupError';

@@ -3,6 +3,7 @@
 import { createApp } from './server.ts';
 import { CursorCodec } from './pagination/cursor.ts';
 import { resolveSecret } from './secrets.ts';
+import { ApiKeyVerifier, createFirstDevelopmentKey } from './services/api-keys.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
 
 const ROLES = ['all', 'api'] as const;
@@ -35,7 +36,10 @@ try {
   const { config, logger, db } = await start({ migrate: true });
   stop = () => db.close();
   const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
-  const app = createApp({ config, logger, orm: db.orm, cursors });
+  const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
+  const apiKeys = new ApiKeyVerifier(() => db.orm.em.fork(), pepper, { ttlMs: config.apiKeyCacheMs, maxEntries: 10_000 });
+  const firstKey = config.production ? undefined : await createFirstDevelopmentKey(db.orm.em.fork(), pepper);
+  const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys });
   const address = await app.listen();
   stop = async () => {
     logger.info('shutting down: draining requests');
@@ -47,7 +51,28 @@ try {
   };
   const shown = address.address === '0.0.0.0' || address.address === '::' ? 'localhost' : address.address;
   logger.info({ port: address.port }, `listening on http://${shown}:${address.port}/graphql`);
+  if (firstKey) printFirstKey(firstKey.secret, `http://localhost:${address.port}`);
 } catch (error) {
   await stop().catch(() => undefined);
   exitWithStartupFailure(error);
+}
+
+/**
+ * Shown once, on the terminal (stderr, not the JSON log on stdout): the key a fresh development
+ * install created for itself, with a first request to paste.
+ */
+function printFirstKey(secret: string, base: string): void {
+  process.stderr.write(`
+No API keys existed, so this development instance created one with every scope.
+It is shown only now; keep it (list and manage keys with \`npm run keys\`):
+
+  ${secret}
+
+Try it:
+
+  curl -s ${base}/users -H 'x-api-key: ${secret}'
+  curl -s ${base}/graphql -H 'x-api-key: ${secret}' -H 'content-type: application/json' \\
+    -d '{"query": "{ users(first: 5) { edges { node { id name } } } }"}'
+
+`);
 }

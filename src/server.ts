@@ -7,12 +7,14 @@ import { createYoga } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import type { MikroORM } from './db/orm.ts';
 import type { GraphQLContext } from './graphql/context.ts';
-import { isClientError, maskError, useValidationErrorCodes } from './graphql/errors.ts';
+import { isClientError, maskError, useValidationErrorCodes, useWholeRequestDenials } from './graphql/errors.ts';
 import { createLoaders } from './graphql/loaders.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
 import type { CursorCodec } from './pagination/cursor.ts';
+import type { ApiKeyVerifier } from './services/api-keys.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
+import { scrubbedUrl, useApiKeys, type RequestAuth } from './plugins/api-key.ts';
 import { answerProbe } from './plugins/probes.ts';
 import { useRest } from './rest/adapter.ts';
 import { useApiDocs } from './rest/docs.ts';
@@ -26,6 +28,7 @@ export interface AppDependencies {
   logger: Logger;
   orm: MikroORM;
   cursors: CursorCodec;
+  apiKeys: ApiKeyVerifier;
 }
 
 export interface App {
@@ -36,16 +39,17 @@ export interface App {
   close(): Promise<void>;
 }
 
-export function createApp({ config, logger, orm, cursors }: AppDependencies): App {
+export function createApp({ config, logger, orm, cursors, apiKeys }: AppDependencies): App {
   let draining = false;
 
-  const yoga = createYoga<Record<string, never>, GraphQLContext>({
+  const yoga = createYoga<{ auth?: RequestAuth }, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
     // Yoga's built-in probe matches any URL that merely ends in its path; ours are exact (probes.ts).
     healthCheckEndpoint: `/.yoga-health-${randomUUID()}`,
-    graphiql: config.graphiql ? { title: 'Portico GraphiQL' } : false,
+    // The page is public; it sends the key the user types into its headers.
+    graphiql: config.graphiql ? { title: 'Portico GraphiQL', headers: '{\n  "x-api-key": "pk_test_…"\n}' } : false,
     renderGraphiQL,
     maskedErrors: { maskError: (error) => maskError(error), isDev: false },
     logging: {
@@ -58,16 +62,21 @@ export function createApp({ config, logger, orm, cursors }: AppDependencies): Ap
         else logger.error({ err: error, detail: rest }, 'unexpected error while handling a request');
       },
     },
-    context: () => {
+    context: ({ auth }) => {
+      // The API key plugin has run for every request that reaches execution.
+      if (!auth) throw new Error('request reached execution without verified credentials');
       const em = orm.em.fork();
-      return { em, cursors, loaders: createLoaders(em) };
+      return { em, cursors, loaders: createLoaders(em), auth };
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: [
       useGraphiQLAssets(),
       useOpenApiDocument(VERSION),
       useApiDocs({ openApiPath: '/openapi.json' }),
+      // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
+      useApiKeys({ verifier: apiKeys, trustProxy: config.trustProxy, graphqlPath: '/graphql', logger }),
       useValidationErrorCodes(),
+      useWholeRequestDenials(),
       useRest({ logger }),
     ],
   });
@@ -85,7 +94,7 @@ export function createApp({ config, logger, orm, cursors }: AppDependencies): Ap
     res.setHeader('x-request-id', requestId);
     res.on('finish', () => {
       const durationMs = Math.round((performance.now() - started) * 10) / 10;
-      logger.info({ requestId, method: req.method, url: req.url, status: res.statusCode, durationMs }, 'request');
+      logger.info({ requestId, method: req.method, url: scrubbedUrl(req.url ?? ''), status: res.statusCode, durationMs }, 'request');
     });
     requestContext.run({ requestId }, () => {
       if (!answerProbe(req, res, probes)) void yoga(req, res);

@@ -1,5 +1,6 @@
 import type { EntityManager } from '../db/orm.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
+import type { RequestAuth } from '../plugins/api-key.ts';
 import type { Loaders } from './loaders.ts';
 
 /** What every resolver receives: a request-scoped entity manager and the request's batch loaders. */
@@ -7,4 +8,6 @@ export interface GraphQLContext {
   em: EntityManager;
   cursors: CursorCodec;
   loaders: Loaders;
+  /** The verified API key (and, later, user) behind the request. */
+  auth: RequestAuth;
 }

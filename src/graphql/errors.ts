@@ -3,7 +3,7 @@
 // anything else is masked to INTERNAL, and the original goes to the log with the request id.
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { DomainError, PROBLEM_TYPE_BASE, ValidationError } from '../errors.ts';
+import { DomainError, ForbiddenError, PROBLEM_TYPE_BASE, ValidationError } from '../errors.ts';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
@@ -30,6 +30,8 @@ export function maskError(error: unknown): GraphQLError {
     return new GraphQLError(domain.message, {
       ...options,
       extensions: {
+        // Set by useWholeRequestDenials when the denial stopped the whole request.
+        ...(located?.extensions.http ? { http: located.extensions.http } : {}),
         code: domain.code,
         type: domain.type,
         ...(domain instanceof ValidationError ? { errors: domain.fieldErrors } : {}),
@@ -68,5 +70,35 @@ export function useValidationErrorCodes(): Plugin {
       ({ result, setResult }) => {
         if (result.length > 0) setResult(result.map((error: Error) => (error instanceof GraphQLError ? asRequestError(error) : error)));
       },
+  };
+}
+
+/**
+ * A request denied everything it asked for gets the HTTP status of the denial (403), as a client
+ * expects of a request that could not run at all; a denial beside data stays a field error in a 200.
+ */
+export function useWholeRequestDenials(): Plugin {
+  return {
+    onExecute: () => ({
+      onExecuteDone: ({ result, setResult }) => {
+        if (!('errors' in result) || !result.errors?.length) return;
+        const data = result.data as Record<string, unknown> | null | undefined;
+        const nothingRan = data == null || Object.values(data).every((value) => value === null);
+        const denied = result.errors.every((error) => domainErrorOf(error) instanceof ForbiddenError);
+        if (!nothingRan || !denied) return;
+        const errors = result.errors.map(
+          (error) =>
+            new GraphQLError(error.message, {
+              nodes: error.nodes,
+              source: error.source,
+              positions: error.positions,
+              path: error.path,
+              originalError: error.originalError,
+              extensions: { ...error.extensions, http: { status: 403 } },
+            }),
+        );
+        setResult({ ...result, errors });
+      },
+    }),
   };
 }

@@ -5,6 +5,8 @@ import { PROBLEM_TYPE_BASE, type FieldError } from '../errors.ts';
 
 export const PROBLEM_KINDS = {
   'invalid-input': { status: 400, title: 'Invalid input' },
+  unauthenticated: { status: 401, title: 'Unauthenticated' },
+  forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
@@ -27,6 +29,8 @@ export interface Problem {
 /** GraphQL error codes and the problem kind each one is on REST. */
 const KIND_OF_CODE: Record<string, ProblemKind> = {
   BAD_USER_INPUT: 'invalid-input',
+  UNAUTHENTICATED: 'unauthenticated',
+  FORBIDDEN: 'forbidden',
   NOT_FOUND: 'not-found',
   CONFLICT: 'conflict',
   INTERNAL: 'internal',

@@ -1,9 +1,9 @@
 // API keys: issuing, listing, rotating and revoking them, and verifying a presented key quickly.
-import net from 'node:net';
 import { ApiKey } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { generateKeySecret, hashKeySecret, keySecretMatches, prefixOf, type KeyEnvironment } from './api-key-secrets.ts';
+import { networkMatcher, normalizeCidr } from '../net/cidr.ts';
 import { InputCheck, requireId } from './validation.ts';
 
 /** What a key may do; `admin` is a trusted back-office client. */
@@ -22,17 +22,6 @@ export interface KeySettings {
 export interface IssuedKey {
   key: ApiKey;
   secret: string;
-}
-
-/** The canonical form of a CIDR (`10.0.0.0/8`, `2001:db8::/32`); a bare address is a single host. */
-export function normalizeCidr(value: string): string | undefined {
-  const [address, bits, extra] = value.trim().split('/');
-  const family = net.isIP(address ?? '');
-  if (!address || family === 0 || extra !== undefined) return undefined;
-  const max = family === 4 ? 32 : 128;
-  const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
-  if (!(prefix >= 0 && prefix <= max)) return undefined;
-  return `${address.toLowerCase()}/${prefix}`;
 }
 
 function checkSettings(input: KeySettings): KeySettings {
@@ -71,12 +60,17 @@ export async function createApiKey(em: EntityManager, pepper: string, environmen
   return { key, secret };
 }
 
-export async function listApiKeys(em: EntityManager): Promise<ApiKey[]> {
-  return em.find(ApiKey, {}, { orderBy: { id: 'asc' } });
+/**
+ * On a development instance with no keys at all, one key with every scope, so a new user gets from
+ * install to a first answer; undefined once any key exists.
+ */
+export async function createFirstDevelopmentKey(em: EntityManager, pepper: string): Promise<IssuedKey | undefined> {
+  if ((await em.count(ApiKey, {})) > 0) return undefined;
+  return createApiKey(em, pepper, 'test', { name: 'First development key', scopes: SCOPES });
 }
 
-export async function countApiKeys(em: EntityManager): Promise<number> {
-  return em.count(ApiKey, {});
+export async function listApiKeys(em: EntityManager): Promise<ApiKey[]> {
+  return em.find(ApiKey, {}, { orderBy: { id: 'asc' } });
 }
 
 async function mustFind(em: EntityManager, id: string): Promise<ApiKey> {
@@ -136,6 +130,8 @@ export interface VerifiedKey {
   allowedCidrs: readonly string[];
   rateLimitPerMinute: number | null;
   expiresAt: Date | null;
+  /** Whether a request from this address may use the key (its CIDR allowlist; empty allows all). */
+  allowsAddress(address: string): boolean;
 }
 
 export interface VerifierOptions {
@@ -186,6 +182,7 @@ export class ApiKeyVerifier {
           allowedCidrs: row.allowedCidrs,
           rateLimitPerMinute: row.rateLimitPerMinute ?? null,
           expiresAt: row.expiresAt ?? null,
+          allowsAddress: row.allowedCidrs.length > 0 ? networkMatcher(row.allowedCidrs) : () => true,
         }
       : undefined;
     if (this.#cache.size >= this.#options.maxEntries) this.#cache.delete(this.#cache.keys().next().value!);

@@ -118,7 +118,12 @@ describe('API reference', () => {
           });
         await expect.poll(() => page.locator('.opblock').count(), { timeout: 5_000 }).toBe(operations.length);
 
-        // "Try it out" sends requests from the page; the page's CSP must still let them reach this service.
+        // The reader authorizes with a key, then "Try it out" sends a real request from the page; the
+        // page's CSP must still let it reach this service.
+        await page.locator('.scheme-container .authorize').click();
+        await page.locator('.modal-ux .auth-container input').fill(server.apiKey);
+        await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click();
+        await page.locator('.modal-ux .auth-btn-wrapper button.btn-done').click();
         const createUser = operation(page, 'POST', '/users');
         await createUser.locator('.opblock-summary').click();
         await createUser.getByRole('button', { name: 'Try it out' }).click();

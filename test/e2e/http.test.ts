@@ -10,7 +10,7 @@ afterAll(() => server.close());
 describe('GraphQL over HTTP', () => {
   it('answers queries sent with GET', async () => {
     const query = encodeURIComponent('{ users(first: 1) { pageInfo { hasNextPage } } }');
-    const response = await fetch(`${server.url}/graphql?query=${query}`, { headers: { accept: 'application/graphql-response+json' } });
+    const response = await server.fetch(`/graphql?query=${query}`, { headers: { accept: 'application/graphql-response+json' } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toContain('application/graphql-response+json');
     expect(await response.json()).toEqual({ data: { users: { pageInfo: { hasNextPage: false } } } });
@@ -18,12 +18,12 @@ describe('GraphQL over HTTP', () => {
 
   it('refuses mutations sent with GET', async () => {
     const query = encodeURIComponent('mutation { deleteUser(id: "usr_01jd3x3b8vfb9s1p4t4p6q2k7m") }');
-    const response = await fetch(`${server.url}/graphql?query=${query}`, { headers: { accept: 'application/json' } });
+    const response = await server.fetch(`/graphql?query=${query}`, { headers: { accept: 'application/json' } });
     expect(response.status).toBe(405);
   });
 
   it('answers malformed JSON and syntax errors with 400 and BAD_USER_INPUT', async () => {
-    const broken = await fetch(`${server.url}/graphql`, {
+    const broken = await server.fetch(`/graphql`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{"query": ',
@@ -93,9 +93,9 @@ describe('probes and routes', () => {
   });
 
   it('answers an unknown path with 404, and leaves paths that merely end in /health to their routes', async () => {
-    expect((await fetch(`${server.url}/nowhere`)).status).toBe(404);
+    expect((await server.fetch(`/nowhere`)).status).toBe(404);
     // GET /users/{user_id} with a malformed id, not a health probe.
-    expect((await fetch(`${server.url}/users/health`)).status).toBe(400);
+    expect((await server.fetch(`/users/health`)).status).toBe(400);
   });
 
   it('reports not ready once the database is gone', async () => {

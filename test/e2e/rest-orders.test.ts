@@ -10,8 +10,7 @@ afterAll(() => server.close());
 
 const UNKNOWN_USER = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
 const UNKNOWN_ORDER = 'ord_01jd3x5kq2f6r0w8c4n1y7s9ta';
-const call = <T = unknown>(method: string, path: string, options?: Parameters<typeof rest>[3]) =>
-  rest<T>(server.url, method, path, options);
+const call = <T = unknown>(method: string, path: string, options?: Parameters<typeof rest>[3]) => rest<T>(server, method, path, options);
 
 let counter = 0;
 async function createUser(): Promise<string> {

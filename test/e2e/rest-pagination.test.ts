@@ -49,7 +49,7 @@ const FIRST_AFTER_ID = `usr_${'0'.repeat(26)}`;
 const UNKNOWN_USER_ID = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
 
 async function request<T>(method: string, path: string, json?: unknown): Promise<Reply<T>> {
-  const response = await fetch(`${server.url}${path}`, {
+  const response = await server.fetch(path, {
     method,
     headers: {
       accept: 'application/json, application/problem+json',

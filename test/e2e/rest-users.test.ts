@@ -10,8 +10,7 @@ afterAll(() => server.close());
 
 const UNKNOWN = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
 let counter = 0;
-const call = <T = unknown>(method: string, path: string, options?: Parameters<typeof rest>[3]) =>
-  rest<T>(server.url, method, path, options);
+const call = <T = unknown>(method: string, path: string, options?: Parameters<typeof rest>[3]) => rest<T>(server, method, path, options);
 
 async function createUser(): Promise<User> {
   counter += 1;
@@ -69,7 +68,7 @@ describe('POST /users', () => {
       'unsupported-media-type',
       '/users',
     );
-    const bare = await fetch(`${server.url}/users`, { method: 'POST', body: new Uint8Array([123, 125]) });
+    const bare = await server.fetch(`/users`, { method: 'POST', body: new Uint8Array([123, 125]) });
     expect(bare.status).toBe(415);
   });
 
@@ -122,7 +121,7 @@ describe('GET /users/{user_id}', () => {
 
   it('answers HEAD like GET, without a body', async () => {
     const user = await createUser();
-    const response = await fetch(`${server.url}/users/${user.id}`, { method: 'HEAD' });
+    const response = await server.fetch(`/users/${user.id}`, { method: 'HEAD' });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('');
   });
@@ -203,7 +202,7 @@ describe('PATCH /users/{user_id}', () => {
 describe('DELETE /users/{user_id}', () => {
   it('answers 204 with no body and no Content-Type; a second DELETE is 404', async () => {
     const user = await createUser();
-    const response = await fetch(`${server.url}/users/${user.id}`, { method: 'DELETE' });
+    const response = await server.fetch(`/users/${user.id}`, { method: 'DELETE' });
     expect(response.status).toBe(204);
     expect(response.headers.get('content-type')).toBeNull();
     expect(await response.text()).toBe('');

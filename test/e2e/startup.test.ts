@@ -124,10 +124,13 @@ async function httpJson(url: string, init?: RequestInit): Promise<{ status: numb
   return { status: response.status, body: await response.json() };
 }
 
+/** The key the first development start created and printed; later starts reuse it. */
+let apiKey = '';
+
 async function gql<T>(port: number, query: string, variables: Record<string, unknown> = {}): Promise<T> {
   const { status, body } = await httpJson(`http://127.0.0.1:${port}/graphql`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', 'x-api-key': apiKey },
     body: JSON.stringify({ query, variables }),
   });
   expect(status).toBe(200);
@@ -198,6 +201,12 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     expect(messages).toContain('embedded PostgreSQL started');
     expect(await httpJson(`http://127.0.0.1:${port}/health`)).toEqual({ status: 200, body: { status: 'ok' } });
     expect(await httpJson(`http://127.0.0.1:${port}/ready`)).toEqual({ status: 200, body: { status: 'ready' } });
+
+    // A fresh development install creates a key with every scope and shows it once, on the terminal.
+    apiKey = await waitFor(() => /pk_test_[0-9A-Za-z]{33}/.exec(run.stderr)?.[0], 10_000, 'the first key on stderr');
+    expect(run.stderr).toContain(`curl -s http://localhost:${port}/users -H 'x-api-key: ${apiKey}'`);
+    expect(run.stdout.join('\n')).not.toContain(apiKey);
+    expect((await httpJson(`http://127.0.0.1:${port}/users`)).status).toBe(401);
     const email = 'startup-first@example.com';
     const created = await gql<{ createUser: { id: string } }>(port, CREATE_USER, { input: { name: 'First Start', email } });
     user = { id: created.createUser.id, email };
@@ -211,7 +220,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
     // In any order: pino writes asynchronously and flushes what is pending synchronously at exit, so the last lines may swap.
     expect(logs(run).map((line) => line.msg)).toEqual(expect.arrayContaining(['embedded PostgreSQL stopped', 'stopped']));
-    expect(run.stderr).toBe('');
+    expect(run.stderr.trim().startsWith('No API keys existed')).toBe(true);
   });
 
   it('reuses the data on a second start', async () => {

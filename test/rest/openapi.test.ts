@@ -87,7 +87,7 @@ async function redocly(...args: string[]): Promise<{ code: number; stdout: strin
 }
 
 async function fetchProblem(method: string, target: string): Promise<{ status: number; contentType: string | null; body: Json }> {
-  const response = await fetch(`${server.url}${target}`, {
+  const response = await server.fetch(target, {
     method,
     headers: { accept: 'application/json', ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
     body: method === 'POST' ? '{}' : undefined,

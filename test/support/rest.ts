@@ -33,7 +33,7 @@ export interface Problem {
 }
 
 export async function rest<T = unknown>(
-  baseUrl: string,
+  server: { fetch(path: string, init?: RequestInit): Promise<Response> },
   method: string,
   path: string,
   options: { json?: unknown; body?: string; contentType?: string; headers?: Record<string, string> } = {},
@@ -42,7 +42,7 @@ export async function rest<T = unknown>(
   let body = options.body;
   if (options.json !== undefined) body = JSON.stringify(options.json);
   if (body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-  const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const response = await server.fetch(path, { method, headers, body });
   const text = await response.text();
   return { status: response.status, headers: response.headers, text, body: (text ? JSON.parse(text) : undefined) as T };
 }

@@ -5,6 +5,7 @@ import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { CursorCodec } from '../../src/pagination/cursor.ts';
 import { createApp } from '../../src/server.ts';
 import { createLogger } from '../../src/log.ts';
+import { ApiKeyVerifier, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
 import { createTestDatabase } from './database.ts';
 
 export interface GraphQLResponse<T = Record<string, unknown>> {
@@ -22,6 +23,12 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
 
 export interface TestServer {
   url: string;
+  /** A key with every scope; `gql` and `fetch` send it unless told otherwise. */
+  apiKey: string;
+  /** `fetch` against the server with the API key (headers given win, so a test can send another or none). */
+  fetch(path: string, init?: RequestInit): Promise<Response>;
+  /** Issues a key with these settings and returns its secret. */
+  createKey(settings: Partial<KeySettings>): Promise<string>;
   orm: MikroORM;
   /** Every SQL statement the server ran, in order. */
   statements: string[];
@@ -36,10 +43,18 @@ export interface TestServer {
 }
 
 export const TEST_CURSOR_SECRET = 'test-cursor-secret-that-is-long-enough-0123456789';
+export const TEST_PEPPER = 'test-api-key-pepper-that-is-long-enough-0123456789';
 
 export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
   const database = await createTestDatabase();
-  const config = { ...loadConfig({ LOG_LEVEL: 'debug' }), databaseUrl: database.url, shutdownGraceMs: 2000, ...overrides };
+  // No key cache: revocations in tests take effect at once (the cache has its own tests).
+  const config = {
+    ...loadConfig({ LOG_LEVEL: 'debug' }),
+    databaseUrl: database.url,
+    shutdownGraceMs: 2000,
+    apiKeyCacheMs: 0,
+    ...overrides,
+  };
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger(
     'debug',
@@ -52,17 +67,26 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   );
   const statements: string[] = [];
   const orm = await openOrm(database.url, { poolMax: 5, logger, onQuery: (sql) => statements.push(sql) });
-  const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET) });
+  const apiKeys = new ApiKeyVerifier(() => orm.em.fork(), TEST_PEPPER, { ttlMs: config.apiKeyCacheMs, maxEntries: 1000 });
+  const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
+  const createKey = async (settings: Partial<KeySettings>) =>
+    (await createApiKey(orm.em.fork(), TEST_PEPPER, 'test', { name: 'Test key', scopes: SCOPES, ...settings })).secret;
+  const apiKey = await createKey({ name: 'Test suite' });
+  const authorizedFetch = (path: string, init: RequestInit = {}) =>
+    fetch(`${url}${path}`, { ...init, headers: { 'x-api-key': apiKey, ...(init.headers as Record<string, string> | undefined) } });
 
   return {
     url,
+    apiKey,
+    fetch: authorizedFetch,
+    createKey,
     orm,
     statements,
     logs,
     async gql(query, variables, headers = {}) {
-      const response = await fetch(`${url}/graphql`, {
+      const response = await authorizedFetch('/graphql', {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json', ...headers },
         body: JSON.stringify({ query, variables }),

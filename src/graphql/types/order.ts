@@ -17,6 +17,7 @@ export const OrderRef = builder.objectRef<Order>('Order').implement({
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     userId: t.id({ description: 'Id of the user who placed the order.', resolve: (order) => order.user.id }),
     user: t.field({
+      authScopes: { scope: 'users:read' },
       type: UserRef,
       resolve: async (order, _args, ctx) => {
         const user = await ctx.loaders.userById.load(order.user.id);
@@ -29,6 +30,7 @@ export const OrderRef = builder.objectRef<Order>('Order').implement({
 
 builder.objectField(UserRef, 'orders', (t) =>
   t.field({
+    authScopes: { scope: 'orders:read' },
     type: [OrderRef],
     description: `The user's newest orders first. \`limit\`: 1 to ${USER_ORDERS_PAGE.max}, default ${USER_ORDERS_PAGE.default}.`,
     args: { limit: t.arg.int() },
@@ -43,6 +45,7 @@ builder.objectField(UserRef, 'orders', (t) =>
 
 builder.queryField('order', (t) =>
   t.field({
+    authScopes: { scope: 'orders:read' },
     type: OrderRef,
     nullable: true,
     description: 'The order with this id, or null if there is none.',
@@ -53,6 +56,7 @@ builder.queryField('order', (t) =>
 
 builder.queryField('orders', (t) =>
   t.field({
+    authScopes: { scope: 'orders:read' },
     type: [OrderRef],
     description: `The newest ${ORDERS_BY_USER_MAX} orders of a user, newest first. NOT_FOUND if the user does not exist.`,
     args: { userId: t.arg.id({ required: true }) },
@@ -70,6 +74,7 @@ const CreateOrderInput = builder.inputType('CreateOrderInput', {
 
 builder.mutationField('createOrder', (t) =>
   t.field({
+    authScopes: { scope: 'orders:write' },
     type: OrderRef,
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
     resolve: (_root, args, ctx) => createOrder(ctx.em, { ...args.input, userId: String(args.input.userId) }),

@@ -43,6 +43,7 @@ const UserListRef = builder.objectRef<UserList>('UserList').implement({
 
 builder.queryField('userList', (t) =>
   t.field({
+    authScopes: { scope: 'users:read' },
     type: UserListRef,
     description: [
       'Users, a page at a time, in one of three styles chosen by the arguments given (one style per request):',

@@ -18,6 +18,7 @@ const UserConnection = builder.connectionObject({ type: UserRef, name: 'UserConn
 
 builder.queryFields((t) => ({
   user: t.field({
+    authScopes: { scope: 'users:read' },
     type: UserRef,
     nullable: true,
     description: 'The user with this id, or null if there is none.',
@@ -25,6 +26,7 @@ builder.queryFields((t) => ({
     resolve: (_root, args, ctx) => findUser(ctx.em, String(args.id)),
   }),
   users: t.field({
+    authScopes: { scope: 'users:read' },
     type: UserConnection,
     description: `Users in creation order. \`first\`: 1 to ${USERS_PAGE.max}, default ${USERS_PAGE.default}. \`after\`: an \`endCursor\` from a previous page.`,
     args: { first: t.arg.int(), after: t.arg.string() },
@@ -58,21 +60,25 @@ const UpdateUserInput = builder.inputType('UpdateUserInput', {
 
 builder.mutationFields((t) => ({
   createUser: t.field({
+    authScopes: { scope: 'users:write' },
     type: UserRef,
     args: { input: t.arg({ type: CreateUserInput, required: true }) },
     resolve: (_root, args, ctx) => createUser(ctx.em, args.input),
   }),
   replaceUser: t.field({
+    authScopes: { scope: 'users:write' },
     type: UserRef,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: ReplaceUserInput, required: true }) },
     resolve: (_root, args, ctx) => replaceUser(ctx.em, String(args.id), args.input),
   }),
   updateUser: t.field({
+    authScopes: { scope: 'users:write' },
     type: UserRef,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateUserInput, required: true }) },
     resolve: (_root, args, ctx) => updateUser(ctx.em, String(args.id), args.input),
   }),
   deleteUser: t.field({
+    authScopes: { scope: 'users:write' },
     type: 'ID',
     description: "Deletes the user and all of their orders; returns the deleted user's id.",
     args: { id: t.arg.id({ required: true }) },

@@ -1,0 +1,51 @@
+// Addresses and networks, IPv4 and IPv6 alike: what API key allowlists and TRUST_PROXY are made of.
+import net from 'node:net';
+
+/** The canonical form of a CIDR (`10.0.0.0/8`, `2001:db8::/32`); a bare address is a single host. */
+export function normalizeCidr(value: string): string | undefined {
+  const [address, bits, extra] = value.trim().split('/');
+  const family = net.isIP(address ?? '');
+  if (!address || family === 0 || extra !== undefined) return undefined;
+  const max = family === 4 ? 32 : 128;
+  const prefix = bits === undefined ? max : /^\d{1,3}$/.test(bits) ? Number(bits) : Number.NaN;
+  if (!(prefix >= 0 && prefix <= max)) return undefined;
+  return `${address.toLowerCase()}/${prefix}`;
+}
+
+/** An IPv4 client seen through an IPv6 socket (`::ffff:10.0.0.1`) is the IPv4 address. */
+export function plainAddress(address: string): string {
+  return address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address;
+}
+
+/** Answers whether an address lies in any of the given (normalized) CIDRs. */
+export function networkMatcher(cidrs: readonly string[]): (address: string) => boolean {
+  const list = new net.BlockList();
+  for (const cidr of cidrs) {
+    const [address, prefix] = cidr.split('/') as [string, string];
+    list.addSubnet(address, Number(prefix), net.isIPv4(address) ? 'ipv4' : 'ipv6');
+  }
+  return (address) => {
+    const plain = plainAddress(address);
+    const family = net.isIPv4(plain) ? 'ipv4' : net.isIPv6(plain) ? 'ipv6' : undefined;
+    return family !== undefined && list.check(plain, family);
+  };
+}
+
+/**
+ * The client's address: the socket peer, unless that peer is a trusted proxy, in which case the
+ * X-Forwarded-For chain is walked from the right, past trusted proxies, to the first address that
+ * is not one (what a client prepends itself cannot be trusted).
+ */
+export function clientAddress(peer: string, forwardedFor: string | undefined, isTrustedProxy: (address: string) => boolean): string {
+  let client = plainAddress(peer);
+  if (!forwardedFor || !isTrustedProxy(client)) return client;
+  const hops = forwardedFor
+    .split(',')
+    .map((hop) => hop.trim())
+    .filter((hop) => net.isIP(plainAddress(hop)) !== 0);
+  for (let i = hops.length - 1; i >= 0; i--) {
+    client = plainAddress(hops[i]!);
+    if (!isTrustedProxy(client)) return client;
+  }
+  return client;
+}

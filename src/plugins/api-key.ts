@@ -1,0 +1,93 @@
+// Every request past the public endpoints must carry a valid API key, on either face: this runs
+// before GraphQL parsing and before the REST adapter, so both are covered by the same check. The key
+// comes from the `x-api-key` header, or (discouraged, since URLs end up in logs and histories) from
+// the `api_key` query parameter, which is then removed from the URL the rest of the server sees.
+import type { IncomingMessage } from 'node:http';
+import type { Plugin } from 'graphql-yoga';
+import { PROBLEM_TYPE_BASE } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { clientAddress, networkMatcher } from '../net/cidr.ts';
+import { problem, problemResponse } from '../rest/problem-details.ts';
+import { maskKeySecret } from '../services/api-key-secrets.ts';
+import type { ApiKeyVerifier, VerifiedKey } from '../services/api-keys.ts';
+
+/** Who is calling, as established for one request. */
+export interface RequestAuth {
+  key: VerifiedKey;
+  clientIp: string;
+}
+
+export const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
+const WWW_AUTHENTICATE = 'ApiKey realm="portico", header="x-api-key"';
+
+type Face = 'graphql' | 'rest';
+
+function deny(face: Face, request: Request, status: 401 | 403, detail: string): Response {
+  const kind = status === 401 ? 'unauthenticated' : 'forbidden';
+  const headers: Record<string, string> = status === 401 ? { 'www-authenticate': WWW_AUTHENTICATE } : {};
+  if (face === 'rest') return problemResponse({ ...problem(kind, detail), instance: new URL(request.url).pathname }, headers);
+  const accept = request.headers.get('accept') ?? '';
+  const type = accept.includes('application/graphql-response+json') ? 'application/graphql-response+json' : 'application/json';
+  const code = status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN';
+  return new Response(JSON.stringify({ errors: [{ message: detail, extensions: { code, type: PROBLEM_TYPE_BASE + kind } }] }), {
+    status,
+    headers: { 'content-type': `${type}; charset=utf-8`, ...headers },
+  });
+}
+
+/** A request URL fit for logs: an `api_key` query value is masked. */
+export function scrubbedUrl(url: string): string {
+  return url.replace(
+    /([?&]api_key=)([^&#]*)/g,
+    (_, name: string, value: string) => name + encodeURIComponent(maskKeySecret(decodeURIComponent(value))),
+  );
+}
+
+export function useApiKeys(options: {
+  verifier: ApiKeyVerifier;
+  trustProxy: readonly string[];
+  graphqlPath: string;
+  logger: Logger;
+}): Plugin {
+  const isTrustedProxy = networkMatcher(options.trustProxy);
+  const fromQuery = new WeakSet<object>();
+  return {
+    async onRequest({ request, url, serverContext, endResponse, setRequest }) {
+      const face: Face = url.pathname === options.graphqlPath ? 'graphql' : 'rest';
+      const headerKey = request.headers.get('x-api-key');
+      const queryKey = url.searchParams.get('api_key');
+      const secret = headerKey ?? queryKey;
+      if (!secret) {
+        endResponse(deny(face, request, 401, 'An API key is required: send it in the x-api-key header.'));
+        return;
+      }
+      if (headerKey === null) {
+        const clean = new URL(url);
+        clean.searchParams.delete('api_key');
+        setRequest(new Request(clean, request));
+        fromQuery.add(serverContext);
+        options.logger.warn({ key: maskKeySecret(secret) }, 'API key sent in the query string; clients should use the x-api-key header');
+      }
+      const key = await options.verifier.verify(secret);
+      if (!key) {
+        endResponse(deny(face, request, 401, 'The API key is not valid: it is unknown, revoked or expired.'));
+        return;
+      }
+      const node = (serverContext as { req?: IncomingMessage }).req;
+      const forwarded = node?.headers['x-forwarded-for'];
+      const clientIp = clientAddress(
+        node?.socket.remoteAddress ?? '',
+        Array.isArray(forwarded) ? forwarded.join(',') : forwarded,
+        isTrustedProxy,
+      );
+      if (!key.allowsAddress(clientIp)) {
+        endResponse(deny(face, request, 403, `This API key may not be used from ${clientIp}.`));
+        return;
+      }
+      (serverContext as { auth?: RequestAuth }).auth = { key, clientIp };
+    },
+    onResponse({ serverContext, response }) {
+      if (fromQuery.has(serverContext)) response.headers.set('warning', QUERY_KEY_WARNING);
+    },
+  };
+}
