@@ -153,7 +153,9 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
       return sofa.onSchemaChange?.({ ...payload, schema });
     },
     async onRequest(payload) {
-      const { request, url, endResponse, fetchAPI } = payload;
+      const { request, endResponse, fetchAPI } = payload;
+      // From the request, not the payload's URL: an earlier plugin may have rewritten the request.
+      const url = new URL(request.url);
       if (url.pathname === '/graphql') return;
       const method = request.method === 'HEAD' ? 'GET' : request.method;
       const instance = url.pathname;
