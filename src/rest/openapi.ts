@@ -84,6 +84,8 @@ const EXAMPLE_BODIES: Record<string, Json> = {
 
 const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
   'invalid-input': 'BadRequest',
+  unauthenticated: 'Unauthenticated',
+  forbidden: 'Forbidden',
   'not-found': 'NotFound',
   conflict: 'Conflict',
   'payload-too-large': 'PayloadTooLarge',
@@ -154,7 +156,8 @@ function parameters(schema: GraphQLSchema, route: RestRoute): Json[] {
 }
 
 function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
-  const kinds: ProblemKind[] = ['invalid-input'];
+  // Every route needs an API key (401 without a valid one) whose scope and allowlist permit it (403).
+  const kinds: ProblemKind[] = ['invalid-input', 'unauthenticated', 'forbidden'];
   const nullable = !isNonNullType(fieldOf(schema, route).type);
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
   if (['createUser', 'replaceUser', 'updateUser'].includes(route.operationId)) kinds.push('conflict');
@@ -295,8 +298,7 @@ export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string)
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: '/', description: 'This service' }],
-    // The empty requirement keeps the key optional until keys are enforced.
-    security: [{ ApiKey: [] }, {}],
+    security: [{ ApiKey: [] }],
     tags: [
       { name: 'Users', description: 'People who place orders.' },
       { name: 'Orders', description: "Orders, created and listed under their user's path." },
