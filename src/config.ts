@@ -24,6 +24,8 @@ export interface Config {
   trustProxy: string[];
   /** How long a verified API key is reused before it is checked again (bounds revocation delay). */
   apiKeyCacheMs: number;
+  /** How often counted API key usage is written to the database. */
+  usageFlushMs: number;
 }
 
 export class ConfigError extends Error {
@@ -115,5 +117,6 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     trustProxy: cidrList(env, 'TRUST_PROXY'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 30_000, 0, 3_600_000),
+    usageFlushMs: integer(env, 'USAGE_FLUSH_MS', 10_000, 100, 3_600_000),
   };
 }

@@ -3,6 +3,7 @@
 import { createApp } from './server.ts';
 import { CursorCodec } from './pagination/cursor.ts';
 import { resolveSecret } from './secrets.ts';
+import { UsageRecorder } from './services/api-key-usage.ts';
 import { ApiKeyVerifier, createFirstDevelopmentKey } from './services/api-keys.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
 
@@ -39,11 +40,13 @@ try {
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
   const apiKeys = new ApiKeyVerifier(() => db.orm.em.fork(), pepper, { ttlMs: config.apiKeyCacheMs, maxEntries: 10_000 });
   const firstKey = config.production ? undefined : await createFirstDevelopmentKey(db.orm.em.fork(), pepper);
-  const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys });
+  const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
+  const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys, usage });
   const address = await app.listen();
   stop = async () => {
     logger.info('shutting down: draining requests');
     await app.close();
+    await usage.close();
     await db.close();
     logger.info('stopped');
     // Logs are written asynchronously; let the last lines out before the process exits.

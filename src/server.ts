@@ -12,10 +12,12 @@ import { createLoaders } from './graphql/loaders.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
 import type { CursorCodec } from './pagination/cursor.ts';
+import type { UsageRecorder } from './services/api-key-usage.ts';
 import type { ApiKeyVerifier } from './services/api-keys.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys, type RequestAuth } from './plugins/api-key.ts';
 import { answerProbe } from './plugins/probes.ts';
+import { useUsageCounting } from './plugins/usage.ts';
 import { useRest } from './rest/adapter.ts';
 import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
@@ -29,6 +31,7 @@ export interface AppDependencies {
   orm: MikroORM;
   cursors: CursorCodec;
   apiKeys: ApiKeyVerifier;
+  usage: UsageRecorder;
 }
 
 export interface App {
@@ -39,7 +42,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-export function createApp({ config, logger, orm, cursors, apiKeys }: AppDependencies): App {
+export function createApp({ config, logger, orm, cursors, apiKeys, usage }: AppDependencies): App {
   let draining = false;
 
   const yoga = createYoga<{ auth?: RequestAuth }, GraphQLContext>({
@@ -75,6 +78,7 @@ export function createApp({ config, logger, orm, cursors, apiKeys }: AppDependen
       useApiDocs({ openApiPath: '/openapi.json' }),
       // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
       useApiKeys({ verifier: apiKeys, trustProxy: config.trustProxy, graphqlPath: '/graphql', logger }),
+      useUsageCounting(usage),
       useValidationErrorCodes(),
       useWholeRequestDenials(),
       useRest({ logger }),

@@ -1,10 +1,12 @@
 // `npm run keys -- <command>`: API keys from the command line. A new key's secret is printed once.
 //   create --name NAME --scopes a,b [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
 //   list [--json]            rotate ID [--grace 24h] [--json]            revoke ID [--json]
+//   usage ID [--days 30] [--json]
 import { parseArgs } from 'node:util';
 import type { ApiKey } from '../db/entities/index.ts';
 import { DomainError } from '../errors.ts';
 import { resolveSecret } from '../secrets.ts';
+import { usageOfApiKey } from '../services/api-key-usage.ts';
 import { SCOPES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../services/api-keys.ts';
 import { exitWithStartupFailure, start } from '../startup.ts';
 import { parseDuration } from './duration.ts';
@@ -12,7 +14,8 @@ import { parseDuration } from './duration.ts';
 const USAGE = `usage: npm run keys -- create --name NAME --scopes ${SCOPES.join(',')} [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
        npm run keys -- list [--json]
        npm run keys -- rotate KEY_ID [--grace 24h] [--json]
-       npm run keys -- revoke KEY_ID [--json]`;
+       npm run keys -- revoke KEY_ID [--json]
+       npm run keys -- usage KEY_ID [--days 30] [--json]`;
 
 function fail(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
@@ -30,6 +33,7 @@ function parse() {
         expires: { type: 'string' },
         'rate-limit': { type: 'string' },
         grace: { type: 'string', default: '24h' },
+        days: { type: 'string', default: '30' },
         json: { type: 'boolean', default: false },
       },
     });
@@ -57,9 +61,12 @@ function describe(key: ApiKey) {
 
 const { values, positionals } = parse();
 const [command, id] = positionals;
-if (!command || !['create', 'list', 'rotate', 'revoke'].includes(command))
+if (!command || !['create', 'list', 'rotate', 'revoke', 'usage'].includes(command)) {
   fail(command ? `unknown command "${command}"` : 'a command is required');
-if ((command === 'rotate' || command === 'revoke') && !id) fail(`${command} needs the id of a key (see \`keys list\`)`);
+}
+if (['rotate', 'revoke', 'usage'].includes(command) && !id) fail(`${command} needs the id of a key (see \`keys list\`)`);
+const days = Number(values.days);
+if (!Number.isInteger(days) || days < 1 || days > 366) fail('--days takes a whole number from 1 to 366');
 const expiresIn = values.expires === undefined ? undefined : parseDuration(values.expires);
 if (values.expires !== undefined && expiresIn === undefined) fail('--expires takes a duration like 90s, 15m, 24h or 30d');
 const graceMs = parseDuration(values.grace);
@@ -101,6 +108,14 @@ try {
       print(
         { ...describe(key), secret, previous: describe(previous) },
         `rotated ${previous.id} to ${key.id}; the old key works until ${previous.expiresAt?.toISOString()}\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,
+      );
+    } else if (command === 'usage') {
+      const rows = await usageOfApiKey(em, id!, days);
+      const total = rows.reduce((sum, row) => sum + row.requests, 0);
+      const text = rows.map((row) => `${row.day}  ${String(row.requests).padStart(9)}  ${row.operation}`).join('\n');
+      print(
+        { id, days, total, rows },
+        `${text || 'no requests'}\n\n${total} requests in the last ${days} days (counts are written every few seconds)`,
       );
     } else {
       const key = await revokeApiKey(em, id!);

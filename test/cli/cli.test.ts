@@ -44,7 +44,7 @@ describe('npm run db:migrate', () => {
       database.url,
       "select table_name from information_schema.tables where table_schema = 'public' order by 1",
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'mikro_orm_migrations', 'orders', 'users']);
+    expect(tables.map((t) => t.table_name)).toEqual(['api_key_usage', 'api_keys', 'mikro_orm_migrations', 'orders', 'users']);
   });
 });
 
@@ -146,6 +146,14 @@ describe('npm run keys', () => {
     const human = await keys('list');
     expect(human.stdout).toContain('revoked');
     expect(human.stdout).not.toContain(key.secret!.slice(16));
+
+    await query(
+      database.url,
+      `insert into api_key_usage values ('${key.id}', current_date, 'Query.user', 7), ('${key.id}', current_date - 40, 'Query.user', 1)`,
+    );
+    const usage = await keys('usage', key.id, '--json');
+    expect(usage.code, usage.stderr).toBe(0);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ id: key.id, total: 7, rows: [{ operation: 'Query.user', requests: 7 }] });
   });
 
   it('explains what is wrong with a command', async () => {

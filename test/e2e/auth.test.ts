@@ -1,5 +1,6 @@
 // API keys over real HTTP, on both faces: who may call at all (401), and what a valid key may do (403).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usageOfApiKey } from '../../src/services/api-key-usage.ts';
 import { revokeApiKey, rotateApiKey } from '../../src/services/api-keys.ts';
 import { startTestServer, TEST_PEPPER, type TestServer } from '../support/server.ts';
 
@@ -198,5 +199,36 @@ describe('the api_key query parameter', () => {
     const logged = server.logs.find((line) => String(line.url ?? '').includes('api_key='));
     expect(logged?.url).toBe(`/users?limit=1&api_key=${encodeURIComponent(`${secret.slice(0, 16)}…${secret.slice(-4)}`)}`);
     expect((await fetch(`${server.url}/graphql?query=${encodeURIComponent(USERS)}&api_key=${secret}`)).status).toBe(200);
+  });
+});
+
+describe('usage', () => {
+  it('is counted per key, day and operation without a write per request, and written in one flush', async () => {
+    const secret = await key({ name: 'Counted' });
+    const id = await keyId(secret);
+    const user = await server.gql<{ createUser: { id: string } }>(
+      'mutation { createUser(input: { name: "Counted", email: "counted@example.com" }) { id } }',
+    );
+    const userId = user.body.data!.createUser.id;
+    await server.usage.flush();
+    server.statements.length = 0;
+
+    for (let i = 0; i < 3; i++) expect((await restGet(`/users/${userId}`, { 'x-api-key': secret })).status).toBe(200);
+    for (let i = 0; i < 2; i++) expect((await graphql(`{ user(id: "${userId}") { id } }`, { 'x-api-key': secret })).status).toBe(200);
+    expect((await graphql(USERS, { 'x-api-key': secret })).status).toBe(200);
+    expect(server.statements.filter((sql) => sql.includes('api_key_usage'))).toEqual([]);
+
+    await server.usage.flush();
+    expect(server.statements.filter((sql) => sql.includes('api_key_usage'))).toHaveLength(1);
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await usageOfApiKey(server.orm.em.fork(), id, 1)).toEqual([
+      { day: today, operation: 'Query.user', requests: 5 },
+      { day: today, operation: 'Query.users', requests: 1 },
+    ]);
+    const [row] = await server.orm.em
+      .fork()
+      .execute<{ last_used_ip: string; last_used_at: Date }[]>('select last_used_ip, last_used_at from api_keys where id = ?', [id]);
+    expect(row!.last_used_ip).toBe('127.0.0.1');
+    expect(Date.now() - new Date(row!.last_used_at).getTime()).toBeLessThan(3_600_000);
   });
 });

@@ -5,6 +5,7 @@ import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { CursorCodec } from '../../src/pagination/cursor.ts';
 import { createApp } from '../../src/server.ts';
 import { createLogger } from '../../src/log.ts';
+import { UsageRecorder } from '../../src/services/api-key-usage.ts';
 import { ApiKeyVerifier, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
 import { createTestDatabase } from './database.ts';
 
@@ -27,6 +28,7 @@ export interface TestServer {
   apiKey: string;
   /** `fetch` against the server with the API key (headers given win, so a test can send another or none). */
   fetch(path: string, init?: RequestInit): Promise<Response>;
+  usage: UsageRecorder;
   /** Issues a key with these settings and returns its secret. */
   createKey(settings: Partial<KeySettings>): Promise<string>;
   orm: MikroORM;
@@ -68,7 +70,9 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   const statements: string[] = [];
   const orm = await openOrm(database.url, { poolMax: 5, logger, onQuery: (sql) => statements.push(sql) });
   const apiKeys = new ApiKeyVerifier(() => orm.em.fork(), TEST_PEPPER, { ttlMs: config.apiKeyCacheMs, maxEntries: 1000 });
-  const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys });
+  // Flushed by the tests themselves, so that they see exactly what one flush writes.
+  const usage = new UsageRecorder(() => orm.em.fork(), logger, 0);
+  const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys, usage });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
   const createKey = async (settings: Partial<KeySettings>) =>
@@ -82,6 +86,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     apiKey,
     fetch: authorizedFetch,
     createKey,
+    usage,
     orm,
     statements,
     logs,

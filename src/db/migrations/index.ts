@@ -3,5 +3,11 @@
 import { Migration20261122000000_initial } from './Migration20261122000000_initial.ts';
 import { Migration20261122010000_users_name_index } from './Migration20261122010000_users_name_index.ts';
 import { Migration20261122020000_api_keys } from './Migration20261122020000_api_keys.ts';
+import { Migration20261122030000_api_key_usage } from './Migration20261122030000_api_key_usage.ts';
 
-export const migrations = [Migration20261122000000_initial, Migration20261122010000_users_name_index, Migration20261122020000_api_keys];
+export const migrations = [
+  Migration20261122000000_initial,
+  Migration20261122010000_users_name_index,
+  Migration20261122020000_api_keys,
+  Migration20261122030000_api_key_usage,
+];
