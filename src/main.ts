@@ -4,7 +4,8 @@ import { createApp } from './server.ts';
 import { CursorCodec } from './pagination/cursor.ts';
 import { resolveSecret } from './secrets.ts';
 import { UsageRecorder } from './services/api-key-usage.ts';
-import { ApiKeyVerifier, createFirstDevelopmentKey } from './services/api-keys.ts';
+import { API_KEYS_CHANNEL, ApiKeyVerifier, createFirstDevelopmentKey } from './services/api-keys.ts';
+import { listen } from './db/notifications.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
 
 const ROLES = ['all', 'api'] as const;
@@ -40,6 +41,8 @@ try {
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
   const apiKeys = new ApiKeyVerifier(() => db.orm.em.fork(), pepper, { ttlMs: config.apiKeyCacheMs, maxEntries: 10_000 });
   const firstKey = config.production ? undefined : await createFirstDevelopmentKey(db.orm.em.fork(), pepper);
+  // Another instance (or the keys CLI) revoking a key reaches this one's cache at once.
+  const keyChanges = await listen(db.url, API_KEYS_CHANNEL, () => apiKeys.invalidate(), logger);
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
   const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys, usage });
   const address = await app.listen();
@@ -47,6 +50,7 @@ try {
     logger.info('shutting down: draining requests');
     await app.close();
     await usage.close();
+    await keyChanges.close();
     await db.close();
     logger.info('stopped');
     // Logs are written asynchronously; let the last lines out before the process exits.

@@ -1,10 +1,14 @@
 // API keys: issuing, listing, rotating and revoking them, and verifying a presented key quickly.
 import { ApiKey } from '../db/entities/index.ts';
+import { NOTIFY_SQL } from '../db/notifications.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { generateKeySecret, hashKeySecret, keySecretMatches, prefixOf, type KeyEnvironment } from './api-key-secrets.ts';
 import { networkMatcher, normalizeCidr } from '../net/cidr.ts';
 import { InputCheck, requireId } from './validation.ts';
+
+/** Channel on which instances hear that a key changed, so they drop cached verifications at once. */
+export const API_KEYS_CHANNEL = 'api_keys_changed';
 
 /** What a key may do; `admin` is a trusted back-office client. */
 export const SCOPES = ['users:read', 'users:write', 'orders:read', 'orders:write', 'webhooks:manage', 'admin'] as const;
@@ -81,10 +85,12 @@ async function mustFind(em: EntityManager, id: string): Promise<ApiKey> {
 
 /** Revokes the key at once; revoking a revoked key changes nothing. */
 export async function revokeApiKey(em: EntityManager, id: string): Promise<ApiKey> {
-  const key = await mustFind(em, id);
-  key.revokedAt ??= new Date();
-  await em.flush();
-  return key;
+  return em.transactional(async (tx) => {
+    const key = await mustFind(tx, id);
+    key.revokedAt ??= new Date();
+    await tx.execute(NOTIFY_SQL, [API_KEYS_CHANNEL, key.id]);
+    return key;
+  });
 }
 
 /**
@@ -117,6 +123,7 @@ export async function rotateApiKey(
     });
     const graceEnd = new Date(now + graceMs);
     if (!previous.expiresAt || previous.expiresAt > graceEnd) previous.expiresAt = graceEnd;
+    await tx.execute(NOTIFY_SQL, [API_KEYS_CHANNEL, previous.id]);
     return { key, secret, previous };
   });
 }

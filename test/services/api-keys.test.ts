@@ -2,16 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
-import { ApiKeyVerifier, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../../src/services/api-keys.ts';
+import { listen } from '../../src/db/notifications.ts';
+import { API_KEYS_CHANNEL, ApiKeyVerifier, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../../src/services/api-keys.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 const PEPPER = 'a-pepper-of-at-least-thirty-two-characters';
 let orm: MikroORM;
 let drop: () => Promise<void>;
+let databaseUrl: string;
 
 beforeAll(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
+  databaseUrl = database.url;
   orm = await openOrm(database.url, { poolMax: 2, logger: createLogger('silent') });
 });
 afterAll(async () => {
@@ -78,6 +81,19 @@ describe('verifying keys', () => {
     expect(await cached.verify(secret, now + 60_001)).toBeUndefined();
     cached.invalidate();
     expect(await cached.verify(secret, now + 2)).toBeUndefined();
+  });
+
+  it('refuses a revoked key at once on every instance that listens for key changes, despite its cache', async () => {
+    const { key, secret } = await createApiKey(em(), PEPPER, 'test', settings);
+    const cached = verifier(3_600_000);
+    const listener = await listen(databaseUrl, API_KEYS_CHANNEL, () => cached.invalidate(), createLogger('silent'));
+    try {
+      expect(await cached.verify(secret)).toBeDefined();
+      await revokeApiKey(em(), key.id);
+      await expect.poll(() => cached.verify(secret), { timeout: 10_000, interval: 50 }).toBeUndefined();
+    } finally {
+      await listener.close();
+    }
   });
 
   it('refuses an expired key, even from the cache', async () => {
