@@ -26,6 +26,20 @@ export interface Config {
   apiKeyCacheMs: number;
   /** How often counted API key usage is written to the database. */
   usageFlushMs: number;
+  /** How user tokens (JWTs) are verified; see src/services/user-tokens.ts. */
+  jwt: JwtConfig;
+}
+
+export interface JwtConfig {
+  /** HS256 secret; outside production, generated into `<dataDir>/jwt-secret` when no key source is set. */
+  secret: string | undefined;
+  jwksUrl: string | undefined;
+  /** PEM (SPKI) public key, and the algorithm its tokens are signed with. */
+  publicKey: string | undefined;
+  publicKeyAlgorithm: string;
+  issuer: string;
+  audience: string;
+  clockToleranceSec: number;
 }
 
 export class ConfigError extends Error {
@@ -68,6 +82,34 @@ function databaseUrl(env: Env): string | undefined {
     throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql:// (got "${url.protocol}//").`);
   }
   return raw;
+}
+
+function jwtConfig(env: Env, production: boolean): JwtConfig {
+  const jwksUrl = env.JWT_JWKS_URL?.trim() || undefined;
+  if (jwksUrl !== undefined && !/^https?:\/\//.test(jwksUrl))
+    throw new ConfigError(`JWT_JWKS_URL must be an http(s) URL (got "${jwksUrl}").`);
+  const publicKey = env.JWT_PUBLIC_KEY?.trim() || undefined;
+  if (publicKey !== undefined && !publicKey.startsWith('-----BEGIN PUBLIC KEY-----')) {
+    throw new ConfigError('JWT_PUBLIC_KEY must be a PEM public key starting with -----BEGIN PUBLIC KEY-----.');
+  }
+  const secret = env.JWT_SECRET?.trim() || undefined;
+  if (secret !== undefined && secret.length < 32) throw new ConfigError('JWT_SECRET must be at least 32 characters long.');
+  const sources = [jwksUrl, publicKey, secret].filter((value) => value !== undefined).length;
+  if (sources > 1) throw new ConfigError('Set only one of JWT_JWKS_URL, JWT_PUBLIC_KEY and JWT_SECRET.');
+  if (production && (sources === 0 || !env.JWT_ISSUER || !env.JWT_AUDIENCE)) {
+    throw new ConfigError(
+      'NODE_ENV=production needs JWT_JWKS_URL or JWT_PUBLIC_KEY (or JWT_SECRET), and JWT_ISSUER and JWT_AUDIENCE, to verify user tokens.',
+    );
+  }
+  return {
+    secret,
+    jwksUrl,
+    publicKey,
+    publicKeyAlgorithm: env.JWT_ALGORITHM?.trim() || 'RS256',
+    issuer: env.JWT_ISSUER?.trim() || 'portico-dev',
+    audience: env.JWT_AUDIENCE?.trim() || 'portico',
+    clockToleranceSec: integer(env, 'JWT_CLOCK_TOLERANCE_S', 30, 0, 600),
+  };
 }
 
 function cidrList(env: Env, name: string): string[] {
@@ -118,5 +160,6 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: cidrList(env, 'TRUST_PROXY'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 30_000, 0, 3_600_000),
     usageFlushMs: integer(env, 'USAGE_FLUSH_MS', 10_000, 100, 3_600_000),
+    jwt: jwtConfig(env, production),
   };
 }

@@ -4,6 +4,7 @@ import { createApp } from './server.ts';
 import { CursorCodec } from './pagination/cursor.ts';
 import { resolveSecret } from './secrets.ts';
 import { UsageRecorder } from './services/api-key-usage.ts';
+import { userTokenVerifier } from './services/user-tokens.ts';
 import { API_KEYS_CHANNEL, ApiKeyVerifier, createFirstDevelopmentKey } from './services/api-keys.ts';
 import { listen } from './db/notifications.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
@@ -44,7 +45,10 @@ try {
   // Another instance (or the keys CLI) revoking a key reaches this one's cache at once.
   const keyChanges = await listen(db.url, API_KEYS_CHANNEL, () => apiKeys.invalidate(), logger);
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
-  const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys, usage });
+  const hasKeySource = config.jwt.jwksUrl || config.jwt.publicKey || config.jwt.secret;
+  const developmentJwtSecret = hasKeySource ? undefined : await resolveSecret(undefined, config.dataDir, 'jwt-secret');
+  const userTokens = await userTokenVerifier(config.jwt, developmentJwtSecret);
+  const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys, usage, userTokens });
   const address = await app.listen();
   stop = async () => {
     logger.info('shutting down: draining requests');

@@ -14,10 +14,12 @@ import type { Logger } from './log.ts';
 import type { CursorCodec } from './pagination/cursor.ts';
 import type { UsageRecorder } from './services/api-key-usage.ts';
 import type { ApiKeyVerifier } from './services/api-keys.ts';
+import type { UserTokenVerifier } from './services/user-tokens.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys, type RequestAuth } from './plugins/api-key.ts';
 import { answerProbe } from './plugins/probes.ts';
 import { useUsageCounting } from './plugins/usage.ts';
+import { useUserTokens } from './plugins/user-token.ts';
 import { useRest } from './rest/adapter.ts';
 import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
@@ -32,6 +34,7 @@ export interface AppDependencies {
   cursors: CursorCodec;
   apiKeys: ApiKeyVerifier;
   usage: UsageRecorder;
+  userTokens: UserTokenVerifier;
 }
 
 export interface App {
@@ -42,7 +45,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-export function createApp({ config, logger, orm, cursors, apiKeys, usage }: AppDependencies): App {
+export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTokens }: AppDependencies): App {
   let draining = false;
 
   const yoga = createYoga<{ auth?: RequestAuth }, GraphQLContext>({
@@ -78,6 +81,7 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage }: AppD
       useApiDocs({ openApiPath: '/openapi.json' }),
       // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
       useApiKeys({ verifier: apiKeys, trustProxy: config.trustProxy, graphqlPath: '/graphql', logger }),
+      useUserTokens({ verify: userTokens, graphqlPath: '/graphql' }),
       useUsageCounting(usage),
       useValidationErrorCodes(),
       useWholeRequestDenials(),

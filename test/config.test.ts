@@ -41,11 +41,19 @@ describe('configuration', () => {
   });
 
   it('turns on production policies with NODE_ENV=production', () => {
-    const secrets = { CURSOR_SECRET: 'x'.repeat(40), API_KEY_PEPPER: 'y'.repeat(40) };
+    const secrets = {
+      CURSOR_SECRET: 'x'.repeat(40),
+      API_KEY_PEPPER: 'y'.repeat(40),
+      JWT_JWKS_URL: 'https://id.example.com/.well-known/jwks.json',
+      JWT_ISSUER: 'https://id.example.com/',
+      JWT_AUDIENCE: 'portico',
+    };
     const config = loadConfig({ NODE_ENV: 'production', ...secrets });
     expect(config.production).toBe(true);
     expect(config.graphiql).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', ...secrets, GRAPHIQL: 'true' }).graphiql).toBe(true);
     expect(() => loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(40) })).toThrow(/API_KEY_PEPPER is required/);
+    expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', JWT_ISSUER: '' })).toThrow(/JWT_ISSUER and JWT_AUDIENCE/);
+    expect(() => loadConfig({ ...secrets, JWT_SECRET: 'z'.repeat(40) })).toThrow(/only one of/);
   });
 });

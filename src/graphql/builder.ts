@@ -3,7 +3,15 @@ import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { ForbiddenError } from '../errors.ts';
+
+/** The leaf scopes that failed, however deeply `$all`/`$any` nest them. */
+function failedScopes(failure: unknown): { scope: string; parameter: unknown }[] {
+  const node = failure as { kind?: string; scope?: string; parameter?: unknown; failures?: unknown[] };
+  if (node.failures) return node.failures.flatMap(failedScopes);
+  return node.scope ? [{ scope: node.scope, parameter: node.parameter }] : [];
+}
 import type { Scope } from '../services/api-keys.ts';
+import { actingDenied, actsFor, hasScope } from './acts-for.ts';
 import type { GraphQLContext } from './context.ts';
 
 export const builder = new SchemaBuilder<{
@@ -14,18 +22,24 @@ export const builder = new SchemaBuilder<{
   // Connections never hold null edges or nodes: clients need not null-check every element.
   DefaultEdgesNullability: { list: false; items: false };
   DefaultNodeNullability: false;
-  // Fields name the API key scope they need: `authScopes: { scope: 'users:read' }`.
-  AuthScopes: { scope: Scope };
+  // Fields name the API key scope they need (`{ scope: 'users:read' }`) and, for a user's own data,
+  // the user the request must act for (`{ actsFor: userId }`).
+  AuthScopes: { scope: Scope; actsFor: string };
 }>({
   defaultFieldNullability: false,
   plugins: [ScopeAuthPlugin, RelayPlugin],
   scopeAuth: {
     // `admin` is a trusted back-office client: it holds every scope.
-    authScopes: (ctx) => ({ scope: (scope) => ctx.auth.key.scopes.includes(scope) || ctx.auth.key.scopes.includes('admin') }),
-    unauthorizedError: (_parent, _ctx, info, result) => {
-      const failure = result.failure as { parameter?: unknown };
-      const needed = typeof failure.parameter === 'string' ? ` (it needs the scope ${failure.parameter})` : '';
-      return new ForbiddenError(`This API key may not use ${info.parentType.name}.${info.fieldName}${needed}.`);
+    authScopes: (ctx) => ({
+      scope: (scope) => hasScope(ctx, scope),
+      actsFor: (userId) => actsFor(ctx, userId),
+    }),
+    unauthorizedError: (_parent, ctx, info, result) => {
+      const field = `${info.parentType.name}.${info.fieldName}`;
+      const failed = failedScopes(result.failure);
+      const scope = failed.find((f) => f.scope === 'scope');
+      if (scope) return new ForbiddenError(`This API key may not use ${field} (it needs the scope ${String(scope.parameter)}).`);
+      return actingDenied(ctx, String(failed[0]?.parameter ?? ''));
     },
   },
   relay: {

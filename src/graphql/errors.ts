@@ -3,7 +3,8 @@
 // anything else is masked to INTERNAL, and the original goes to the log with the request id.
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { DomainError, ForbiddenError, PROBLEM_TYPE_BASE, ValidationError } from '../errors.ts';
+import { DomainError, ForbiddenError, PROBLEM_TYPE_BASE, UnauthenticatedError, ValidationError } from '../errors.ts';
+import { BEARER_CHALLENGE } from './acts-for.ts';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
@@ -74,7 +75,8 @@ export function useValidationErrorCodes(): Plugin {
 }
 
 /**
- * A request denied everything it asked for gets the HTTP status of the denial (403), as a client
+ * A request denied everything it asked for gets the HTTP status of the denial (401 when it lacked a
+ * user token, else 403), as a client
  * expects of a request that could not run at all; a denial beside data stays a field error in a 200.
  */
 export function useWholeRequestDenials(): Plugin {
@@ -84,8 +86,11 @@ export function useWholeRequestDenials(): Plugin {
         if (!('errors' in result) || !result.errors?.length) return;
         const data = result.data as Record<string, unknown> | null | undefined;
         const nothingRan = data == null || Object.values(data).every((value) => value === null);
-        const denied = result.errors.every((error) => domainErrorOf(error) instanceof ForbiddenError);
+        const kinds = result.errors.map((error) => domainErrorOf(error));
+        const denied = kinds.every((kind) => kind instanceof ForbiddenError || kind instanceof UnauthenticatedError);
         if (!nothingRan || !denied) return;
+        const unauthenticated = kinds.every((kind) => kind instanceof UnauthenticatedError);
+        const http = unauthenticated ? { status: 401, headers: { 'www-authenticate': BEARER_CHALLENGE } } : { status: 403 };
         const errors = result.errors.map(
           (error) =>
             new GraphQLError(error.message, {
@@ -94,7 +99,7 @@ export function useWholeRequestDenials(): Plugin {
               positions: error.positions,
               path: error.path,
               originalError: error.originalError,
-              extensions: { ...error.extensions, http: { status: 403 } },
+              extensions: { ...error.extensions, http },
             }),
         );
         setResult({ ...result, errors });

@@ -4,10 +4,9 @@
 // the `api_key` query parameter, which is then removed from the URL the rest of the server sees.
 import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
-import { PROBLEM_TYPE_BASE } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { clientAddress, networkMatcher } from '../net/cidr.ts';
-import { problem, problemResponse } from '../rest/problem-details.ts';
+import { deny, type Face } from './deny.ts';
 import { maskKeySecret } from '../services/api-key-secrets.ts';
 import type { ApiKeyVerifier, VerifiedKey } from '../services/api-keys.ts';
 
@@ -15,25 +14,12 @@ import type { ApiKeyVerifier, VerifiedKey } from '../services/api-keys.ts';
 export interface RequestAuth {
   key: VerifiedKey;
   clientIp: string;
+  /** The user a valid bearer token speaks for, when the request carries one. */
+  userId?: string;
 }
 
 export const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
 const WWW_AUTHENTICATE = 'ApiKey realm="portico", header="x-api-key"';
-
-type Face = 'graphql' | 'rest';
-
-function deny(face: Face, request: Request, status: 401 | 403, detail: string): Response {
-  const kind = status === 401 ? 'unauthenticated' : 'forbidden';
-  const headers: Record<string, string> = status === 401 ? { 'www-authenticate': WWW_AUTHENTICATE } : {};
-  if (face === 'rest') return problemResponse({ ...problem(kind, detail), instance: new URL(request.url).pathname }, headers);
-  const accept = request.headers.get('accept') ?? '';
-  const type = accept.includes('application/graphql-response+json') ? 'application/graphql-response+json' : 'application/json';
-  const code = status === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN';
-  return new Response(JSON.stringify({ errors: [{ message: detail, extensions: { code, type: PROBLEM_TYPE_BASE + kind } }] }), {
-    status,
-    headers: { 'content-type': `${type}; charset=utf-8`, ...headers },
-  });
-}
 
 /** A request URL fit for logs: an `api_key` query value is masked. */
 export function scrubbedUrl(url: string): string {
@@ -58,7 +44,7 @@ export function useApiKeys(options: {
       const queryKey = url.searchParams.get('api_key');
       const secret = headerKey ?? queryKey;
       if (!secret) {
-        endResponse(deny(face, request, 401, 'An API key is required: send it in the x-api-key header.'));
+        endResponse(deny(face, request, 401, 'An API key is required: send it in the x-api-key header.', WWW_AUTHENTICATE));
         return;
       }
       if (headerKey === null) {
@@ -70,7 +56,7 @@ export function useApiKeys(options: {
       }
       const key = await options.verifier.verify(secret);
       if (!key) {
-        endResponse(deny(face, request, 401, 'The API key is not valid: it is unknown, revoked or expired.'));
+        endResponse(deny(face, request, 401, 'The API key is not valid: it is unknown, revoked or expired.', WWW_AUTHENTICATE));
         return;
       }
       const node = (serverContext as { req?: IncomingMessage }).req;

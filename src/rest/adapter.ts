@@ -8,6 +8,7 @@ import { useSofa } from '@graphql-yoga/plugin-sofa';
 import { getNamedType, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { FieldError } from '../errors.ts';
+import { BEARER_CHALLENGE } from '../graphql/acts-for.ts';
 import type { Logger } from '../log.ts';
 import { problem, problemFromGraphQLErrors, problemResponse, type Problem } from './problem-details.ts';
 import { restSchema } from './rest-schema.ts';
@@ -207,7 +208,9 @@ async function finish(
 ): Promise<Response> {
   const text = await response.text();
   if (response.status >= 400) {
-    return problemResponse(withRestNames(JSON.parse(text) as Problem, route, instance));
+    const body = withRestNames(JSON.parse(text) as Problem, route, instance);
+    // Past the API key check, a 401 means the action needs a user token.
+    return problemResponse(body, body.status === 401 ? { 'www-authenticate': BEARER_CHALLENGE } : {});
   }
   if (route.status === 204) return new ResponseClass(null, { status: 204, statusText: STATUS_CODES[204] });
   const data = JSON.parse(text) as { id: string } | null;

@@ -151,7 +151,8 @@ describe('scopes', () => {
     expect((await restGet(`/users/${id}`, { 'x-api-key': usersOnly })).status).toBe(200);
     expect((await restGet(`/users/${id}/orders`, { 'x-api-key': usersOnly })).status).toBe(403);
     const ordersOnly = await key({ scopes: ['orders:read'] });
-    expect((await restGet(`/users/${id}/orders`, { 'x-api-key': ordersOnly })).status).toBe(200);
+    // A user's orders are their own data: the key's scope is not enough without their user token (401).
+    expect((await restGet(`/users/${id}/orders`, { 'x-api-key': ordersOnly })).status).toBe(401);
     expect((await restGet(`/users/${id}`, { 'x-api-key': ordersOnly })).status).toBe(403);
     const admin = await key({ scopes: ['admin'] });
     expect((await restGet(`/users/${id}/orders`, { 'x-api-key': admin })).status).toBe(200);

@@ -6,6 +6,7 @@ import { CursorCodec } from '../../src/pagination/cursor.ts';
 import { createApp } from '../../src/server.ts';
 import { createLogger } from '../../src/log.ts';
 import { UsageRecorder } from '../../src/services/api-key-usage.ts';
+import { userTokenVerifier } from '../../src/services/user-tokens.ts';
 import { ApiKeyVerifier, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
 import { createTestDatabase } from './database.ts';
 
@@ -46,6 +47,8 @@ export interface TestServer {
 
 export const TEST_CURSOR_SECRET = 'test-cursor-secret-that-is-long-enough-0123456789';
 export const TEST_PEPPER = 'test-api-key-pepper-that-is-long-enough-0123456789';
+/** Signs HS256 user tokens in tests (issuer `portico-dev`, audience `portico`: the development defaults). */
+export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-0123456789';
 
 export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
   const database = await createTestDatabase();
@@ -72,7 +75,8 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   const apiKeys = new ApiKeyVerifier(() => orm.em.fork(), TEST_PEPPER, { ttlMs: config.apiKeyCacheMs, maxEntries: 1000 });
   // Flushed by the tests themselves, so that they see exactly what one flush writes.
   const usage = new UsageRecorder(() => orm.em.fork(), logger, 0);
-  const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys, usage });
+  const userTokens = await userTokenVerifier({ ...config.jwt, secret: config.jwt.secret ?? TEST_JWT_SECRET }, undefined);
+  const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys, usage, userTokens });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
   const createKey = async (settings: Partial<KeySettings>) =>

@@ -12,7 +12,7 @@ const OrderListRef = builder.objectRef<OrderPage>('OrderList').implement({
 
 builder.queryField('orderList', (t) =>
   t.field({
-    authScopes: { scope: 'orders:read' },
+    authScopes: (_root, args) => ({ $all: { scope: 'orders:read', actsFor: String(args.userId) } }),
     type: OrderListRef,
     description: `A user's orders, newest first, a page at a time. \`limit\`: 1 to ${LIST_PAGE.max}, default ${LIST_PAGE.default}. NOT_FOUND if the user does not exist.`,
     args: { userId: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },

@@ -3,6 +3,7 @@ import { NotFoundError } from '../../errors.ts';
 import { ORDERS_BY_USER_MAX, USER_ORDERS_PAGE } from '../../services/limits.ts';
 import { createOrder, findOrder, listOrdersOfUser } from '../../services/orders.ts';
 import { InputCheck } from '../../services/validation.ts';
+import { actingDenied, actsFor } from '../acts-for.ts';
 import { builder } from '../builder.ts';
 import { UserRef } from './user.ts';
 
@@ -30,7 +31,7 @@ export const OrderRef = builder.objectRef<Order>('Order').implement({
 
 builder.objectField(UserRef, 'orders', (t) =>
   t.field({
-    authScopes: { scope: 'orders:read' },
+    authScopes: (user) => ({ $all: { scope: 'orders:read', actsFor: user.id } }),
     type: [OrderRef],
     description: `The user's newest orders first. \`limit\`: 1 to ${USER_ORDERS_PAGE.max}, default ${USER_ORDERS_PAGE.default}.`,
     args: { limit: t.arg.int() },
@@ -48,15 +49,21 @@ builder.queryField('order', (t) =>
     authScopes: { scope: 'orders:read' },
     type: OrderRef,
     nullable: true,
-    description: 'The order with this id, or null if there is none.',
+    description: "The order with this id, or null if there is none (or it is another user's).",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => findOrder(ctx.em, String(args.id)),
+    resolve: async (_root, args, ctx) => {
+      const order = await findOrder(ctx.em, String(args.id));
+      if (!order || actsFor(ctx, order.user.id)) return order;
+      // Without a user token the action needs one; with another user's token, the order stays unseen.
+      if (ctx.auth.userId === undefined) throw actingDenied(ctx, order.user.id);
+      return null;
+    },
   }),
 );
 
 builder.queryField('orders', (t) =>
   t.field({
-    authScopes: { scope: 'orders:read' },
+    authScopes: (_root, args) => ({ $all: { scope: 'orders:read', actsFor: String(args.userId) } }),
     type: [OrderRef],
     description: `The newest ${ORDERS_BY_USER_MAX} orders of a user, newest first. NOT_FOUND if the user does not exist.`,
     args: { userId: t.arg.id({ required: true }) },
@@ -74,7 +81,7 @@ const CreateOrderInput = builder.inputType('CreateOrderInput', {
 
 builder.mutationField('createOrder', (t) =>
   t.field({
-    authScopes: { scope: 'orders:write' },
+    authScopes: (_root, args) => ({ $all: { scope: 'orders:write', actsFor: String(args.input.userId) } }),
     type: OrderRef,
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
     resolve: (_root, args, ctx) => createOrder(ctx.em, { ...args.input, userId: String(args.input.userId) }),

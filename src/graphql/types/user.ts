@@ -66,19 +66,19 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => createUser(ctx.em, args.input),
   }),
   replaceUser: t.field({
-    authScopes: { scope: 'users:write' },
+    authScopes: (_root, args) => ({ $all: { scope: 'users:write', actsFor: String(args.id) } }),
     type: UserRef,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: ReplaceUserInput, required: true }) },
     resolve: (_root, args, ctx) => replaceUser(ctx.em, String(args.id), args.input),
   }),
   updateUser: t.field({
-    authScopes: { scope: 'users:write' },
+    authScopes: (_root, args) => ({ $all: { scope: 'users:write', actsFor: String(args.id) } }),
     type: UserRef,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateUserInput, required: true }) },
     resolve: (_root, args, ctx) => updateUser(ctx.em, String(args.id), args.input),
   }),
   deleteUser: t.field({
-    authScopes: { scope: 'users:write' },
+    authScopes: (_root, args) => ({ $all: { scope: 'users:write', actsFor: String(args.id) } }),
     type: 'ID',
     description: "Deletes the user and all of their orders; returns the deleted user's id.",
     args: { id: t.arg.id({ required: true }) },

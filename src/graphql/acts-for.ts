@@ -1,0 +1,24 @@
+// The user-token policy: acting on a user's own data needs a token whose subject is that user,
+// unless the API key is an `admin` (trusted back-office) key. Reading profiles and signing up need
+// only the key's scope.
+import { ForbiddenError, UnauthenticatedError } from '../errors.ts';
+import type { Scope } from '../services/api-keys.ts';
+import type { GraphQLContext } from './context.ts';
+
+export const BEARER_CHALLENGE = 'Bearer realm="portico"';
+
+export function hasScope(ctx: GraphQLContext, scope: Scope): boolean {
+  return ctx.auth.key.scopes.includes(scope) || ctx.auth.key.scopes.includes('admin');
+}
+
+export function actsFor(ctx: GraphQLContext, userId: string): boolean {
+  return ctx.auth.key.scopes.includes('admin') || ctx.auth.userId === userId;
+}
+
+/** Why a request may not act for `userId`: no user token at all (401), or a token for someone else (403). */
+export function actingDenied(ctx: GraphQLContext, userId: string): UnauthenticatedError | ForbiddenError {
+  if (ctx.auth.userId === undefined) {
+    return new UnauthenticatedError(`This action on user ${userId}'s data needs their user token (Authorization: Bearer <jwt>).`);
+  }
+  return new ForbiddenError(`The user token is for another user; it may not act on user ${userId}'s data.`);
+}

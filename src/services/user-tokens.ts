@@ -1,0 +1,47 @@
+// User tokens: OAuth 2.0 bearer JWTs, verified with jose against a JWKS URL, a PEM public key or (in
+// development) an HS256 secret, with issuer, audience, expiry and a small clock tolerance. `alg:
+// none` never verifies: every key source pins the algorithms it accepts.
+import { createRemoteJWKSet, importSPKI, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { JwtConfig } from '../config.ts';
+import { UnauthenticatedError } from '../errors.ts';
+
+export interface UserToken {
+  /** The user the token speaks for (`sub`). */
+  userId: string;
+}
+
+export type UserTokenVerifier = (token: string) => Promise<UserToken>;
+
+const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
+
+export async function userTokenVerifier(config: JwtConfig, developmentSecret: string | undefined): Promise<UserTokenVerifier> {
+  let key: Uint8Array | CryptoKey | JWTVerifyGetKey;
+  let algorithms: string[];
+  if (config.jwksUrl) {
+    key = createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, timeoutDuration: 5000 });
+    algorithms = ASYMMETRIC;
+  } else if (config.publicKey) {
+    key = await importSPKI(config.publicKey, config.publicKeyAlgorithm);
+    algorithms = [config.publicKeyAlgorithm];
+  } else {
+    const secret = config.secret ?? developmentSecret;
+    if (!secret) throw new Error('no user token key source configured');
+    key = new TextEncoder().encode(secret);
+    algorithms = ['HS256'];
+  }
+  return async (token) => {
+    try {
+      const { payload } = await jwtVerify(token, key as Uint8Array, {
+        issuer: config.issuer,
+        audience: config.audience,
+        algorithms,
+        clockTolerance: config.clockToleranceSec,
+        requiredClaims: ['sub', 'exp'],
+      });
+      return { userId: payload.sub! };
+    } catch {
+      // The reason stays server-side; clients learn only that the token is not acceptable.
+      throw new UnauthenticatedError('The user token is not valid: check its signature, issuer, audience and expiry.');
+    }
+  };
+}
