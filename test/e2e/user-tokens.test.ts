@@ -1,0 +1,195 @@
+// User tokens (bearer JWTs) over real HTTP on both faces: which tokens verify, and the policy that a
+// user's own data needs that user's token unless the API key is an admin key.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../support/server.ts';
+
+let server: TestServer;
+let appKey: string;
+let admin: string;
+let alice: string;
+let bob: string;
+let bobsOrder: string;
+
+const secret = new TextEncoder().encode(TEST_JWT_SECRET);
+const sign = (subject: string, claims: { iss?: string; aud?: string; exp?: number } = {}, key: Uint8Array = secret) =>
+  new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(subject)
+    .setIssuer(claims.iss ?? 'portico-dev')
+    .setAudience(claims.aud ?? 'portico')
+    .setIssuedAt()
+    .setExpirationTime(claims.exp ?? Math.floor(Date.now() / 1000) + 600)
+    .sign(key);
+
+async function call(method: string, path: string, headers: Record<string, string>, json?: unknown) {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { ...headers, ...(json === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: json === undefined ? undefined : JSON.stringify(json),
+  });
+  const text = await response.text();
+  return {
+    status: response.status,
+    challenge: response.headers.get('www-authenticate'),
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : undefined,
+    text,
+  };
+}
+
+const graphql = (query: string, headers: Record<string, string>) =>
+  call('POST', '/graphql', { accept: 'application/graphql-response+json', ...headers }, { query });
+const as = (token?: string) => ({ 'x-api-key': appKey, ...(token ? { authorization: `Bearer ${token}` } : {}) });
+
+beforeAll(async () => {
+  server = await startTestServer();
+  appKey = await server.createKey({ scopes: ['users:read', 'users:write', 'orders:read', 'orders:write'] });
+  admin = server.apiKey;
+  const create = async (name: string) =>
+    ((await call('POST', '/users', { 'x-api-key': admin }, { name, email: `${name.toLowerCase()}@example.com` })).body as { id: string })
+      .id;
+  alice = await create('Alice');
+  bob = await create('Bob');
+  bobsOrder = ((await call('POST', `/users/${bob}/orders`, { 'x-api-key': admin }, { total: 4200 })).body as { id: string }).id;
+});
+afterAll(() => server.close());
+
+describe('tokens that do not verify', () => {
+  const unsigned = () =>
+    `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(
+      JSON.stringify({ sub: alice, iss: 'portico-dev', aud: 'portico', exp: Math.floor(Date.now() / 1000) + 600 }),
+    ).toString('base64url')}.`;
+
+  it.each([
+    ['alg none', unsigned],
+    ['a bad signature', () => sign(alice, {}, new TextEncoder().encode('another-secret-that-is-long-enough-0123456789'))],
+    ['an expired token', () => sign(alice, { exp: Math.floor(Date.now() / 1000) - 3600 })],
+    ['a wrong issuer', () => sign(alice, { iss: 'https://elsewhere.example.com/' })],
+    ['a wrong audience', () => sign(alice, { aud: 'someone-else' })],
+    ['garbage', async () => 'not.a.jwt'],
+  ])('%s gets 401 with error="invalid_token" on both faces', async (_, token) => {
+    const value = await token();
+    const rest = await call('GET', `/users/${alice}`, as(value));
+    expect([rest.status, rest.body?.type]).toEqual([401, 'https://portico.dev/problems/unauthenticated']);
+    expect(rest.challenge).toContain('error="invalid_token"');
+    const gql = await graphql(`{ user(id: "${alice}") { id } }`, as(value));
+    expect(gql.status).toBe(401);
+    expect(gql.challenge).toContain('error="invalid_token"');
+  });
+
+  it('refuses an Authorization header that is not a bearer token', async () => {
+    const response = await call('GET', `/users/${alice}`, { 'x-api-key': appKey, authorization: 'Basic YWxpY2U6c2VjcmV0' });
+    expect([response.status, response.challenge]).toEqual([401, 'Bearer realm="portico", error="invalid_request"']);
+  });
+});
+
+describe("a user's own data", () => {
+  it('may be changed and read with that user’s token', async () => {
+    const token = await sign(alice);
+    expect((await call('PATCH', `/users/${alice}`, as(token), { name: 'Alice A.' })).status).toBe(200);
+    expect((await call('POST', `/users/${alice}/orders`, as(token), { total: 100 })).status).toBe(201);
+    expect((await call('GET', `/users/${alice}/orders`, as(token))).status).toBe(200);
+    const gql = await graphql(`{ orders(userId: "${alice}") { total } user(id: "${alice}") { orders { total } } }`, as(token));
+    expect([gql.status, gql.body?.data]).toEqual([200, { orders: [{ total: 100 }], user: { orders: [{ total: 100 }] } }]);
+  });
+
+  it('needs a token: without one, acting on it is 401 with a Bearer challenge', async () => {
+    const rest = await call('PATCH', `/users/${alice}`, as(), { name: 'Nobody' });
+    expect([rest.status, rest.body?.type, rest.challenge]).toEqual([
+      401,
+      'https://portico.dev/problems/unauthenticated',
+      'Bearer realm="portico"',
+    ]);
+    const gql = await graphql(`mutation { deleteUser(id: "${alice}") }`, as());
+    expect([gql.status, (gql.body?.errors as { extensions: { code: string } }[])[0]!.extensions.code]).toEqual([401, 'UNAUTHENTICATED']);
+  });
+
+  it("is out of reach with another user's token, on every route and every GraphQL path", async () => {
+    const token = await sign(alice);
+    for (const [method, path, json] of [
+      ['PUT', `/users/${bob}`, { name: 'X', email: 'x@example.com' }],
+      ['PATCH', `/users/${bob}`, { name: 'X' }],
+      ['DELETE', `/users/${bob}`, undefined],
+      ['POST', `/users/${bob}/orders`, { total: 1 }],
+      ['GET', `/users/${bob}/orders`, undefined],
+    ] as const) {
+      const response = await call(method, path, as(token), json);
+      expect(response.status, `${method} ${path}`).toBe(403);
+      expect(response.text).not.toContain('4200');
+    }
+    expect((await call('GET', `/orders/${bobsOrder}`, as(token))).status).toBe(404);
+
+    for (const query of [
+      `{ orders(userId: "${bob}") { id total } }`,
+      `{ orderList(userId: "${bob}") { items { id total } } }`,
+      `{ user(id: "${bob}") { orders { id total } } }`,
+      `{ users(first: 10) { edges { node { id orders { id total } } } } }`,
+      `{ order(id: "${bobsOrder}") { id total } }`,
+      `mutation { createOrder(input: { userId: "${bob}", total: 1 }) { id } }`,
+    ]) {
+      const gql = await graphql(query, as(token));
+      expect(gql.text, query).not.toContain('4200');
+      expect(gql.text, query).not.toContain(bobsOrder);
+    }
+    const rows = await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from orders where user_id = ?', [bob]);
+    expect(rows[0]!.n).toBe(1);
+  });
+
+  it('is open to an admin key without any user token', async () => {
+    expect((await call('PATCH', `/users/${bob}`, { 'x-api-key': admin }, { name: 'Bob B.' })).status).toBe(200);
+    expect((await call('GET', `/users/${bob}/orders`, { 'x-api-key': admin })).status).toBe(200);
+  });
+});
+
+describe('what needs only the key', () => {
+  it('reading profiles and signing up', async () => {
+    expect((await call('GET', `/users/${bob}`, as())).status).toBe(200);
+    expect((await graphql(`{ user(id: "${bob}") { name } users(first: 5) { edges { node { id } } } }`, as())).status).toBe(200);
+    expect((await call('POST', '/users', as(), { name: 'Carol', email: 'carol@example.com' })).status).toBe(201);
+  });
+});
+
+describe('tokens from an identity provider', () => {
+  it('verify against its JWKS URL, and tokens signed by other keys do not', async () => {
+    const { publicKey, privateKey } = await generateKeyPair('RS256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
+    const jwks = http.createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })),
+    );
+    await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+    const jwksUrl = `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks.json`;
+    const idp = await startTestServer({
+      jwt: { ...loadConfig({}).jwt, jwksUrl, issuer: 'https://id.example.com/', audience: 'portico-api' },
+    });
+    try {
+      const userId = (
+        (await (
+          await fetch(`${idp.url}/users`, {
+            method: 'POST',
+            headers: { 'x-api-key': idp.apiKey, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'Dana', email: 'dana@example.com' }),
+          })
+        ).json()) as { id: string }
+      ).id;
+      const key = await idp.createKey({ scopes: ['orders:read'] });
+      const token = (signingKey: CryptoKey) =>
+        new SignJWT({})
+          .setProtectedHeader({ alg: 'RS256', kid: 'test-key' })
+          .setSubject(userId)
+          .setIssuer('https://id.example.com/')
+          .setAudience('portico-api')
+          .setExpirationTime('5m')
+          .sign(signingKey);
+      const get = async (bearer: string) =>
+        (await fetch(`${idp.url}/users/${userId}/orders`, { headers: { 'x-api-key': key, authorization: `Bearer ${bearer}` } })).status;
+      expect(await get(await token(privateKey))).toBe(200);
+      expect(await get(await token((await generateKeyPair('RS256')).privateKey))).toBe(401);
+    } finally {
+      await idp.close();
+      jwks.close();
+    }
+  });
+});
