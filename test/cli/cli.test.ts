@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmptyDatabase, createTestDatabase } from '../support/database.ts';
+import { jwtVerify } from 'jose';
 import pg from 'pg';
 
 const drops: (() => Promise<void>)[] = [];
@@ -175,5 +176,28 @@ describe('npm run keys', () => {
     expect(invalid.stderr).toContain('"root" is not one of');
     const unknown = await run('src/cli/keys.ts', ['revoke', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m'], database.url);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m.']);
+  });
+});
+
+describe('npm run token', () => {
+  it('signs a development user token the service accepts', async () => {
+    const secret = 'a-jwt-secret-of-at-least-thirty-two-characters';
+    const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      const child = spawn(process.execPath, ['src/cli/token.ts', 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m', '--expires', '5m'], {
+        env: { ...process.env, JWT_SECRET: secret },
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+      child.on('close', (code) => resolve({ code, stdout }));
+    });
+    expect(result.code).toBe(0);
+    const { payload } = await jwtVerify(result.stdout.trim(), new TextEncoder().encode(secret), {
+      issuer: 'portico-dev',
+      audience: 'portico',
+    });
+    expect(payload.sub).toBe('usr_01jd3x3b8vfb9s1p4t4p6q2k7m');
+    expect(payload.exp! - Date.now() / 1000).toBeLessThanOrEqual(300);
+    const bad = await run('src/cli/token.ts', ['not-a-user'], 'postgres://unused@127.0.0.1:1/none');
+    expect(bad.code).toBe(2);
   });
 });
