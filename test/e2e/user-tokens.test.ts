@@ -15,7 +15,14 @@ let bob: string;
 let bobsOrder: string;
 
 const secret = new TextEncoder().encode(TEST_JWT_SECRET);
-const sign = (subject: string, claims: { iss?: string; aud?: string; exp?: number } = {}, key: Uint8Array = secret) =>
+/** Every token and key this file sends, to prove none of them reaches the logs. */
+const credentials: string[] = [];
+const sign = async (subject: string, claims: { iss?: string; aud?: string; exp?: number } = {}, key: Uint8Array = secret) => {
+  const token = await signed(subject, claims, key);
+  credentials.push(token);
+  return token;
+};
+const signed = (subject: string, claims: { iss?: string; aud?: string; exp?: number }, key: Uint8Array) =>
   new SignJWT({})
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(subject)
@@ -55,7 +62,11 @@ beforeAll(async () => {
   bob = await create('Bob');
   bobsOrder = ((await call('POST', `/users/${bob}/orders`, { 'x-api-key': admin }, { total: 4200 })).body as { id: string }).id;
 });
-afterAll(() => server.close());
+afterAll(async () => {
+  const logs = JSON.stringify(server.logs);
+  for (const credential of [...credentials, appKey, admin]) expect(logs, 'a credential in the logs').not.toContain(credential);
+  await server.close();
+});
 
 describe('tokens that do not verify', () => {
   const unsigned = () =>
