@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { usedCredential } from '../support/credentials.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -18,7 +19,7 @@ const secret = new TextEncoder().encode(TEST_JWT_SECRET);
 /** Every token and key this file sends, to prove none of them reaches the logs. */
 const credentials: string[] = [];
 const sign = async (subject: string, claims: { iss?: string; aud?: string; exp?: number } = {}, key: Uint8Array = secret) => {
-  const token = await signed(subject, claims, key);
+  const token = usedCredential(await signed(subject, claims, key));
   credentials.push(token);
   return token;
 };

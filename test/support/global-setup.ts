@@ -9,12 +9,15 @@ import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/db/embedded-postgres.ts';
 import { migrate, openOrm } from '../../src/db/orm.ts';
 import { createLogger } from '../../src/log.ts';
+import { credentialsInLogs } from './credentials.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** A URL whose user may create databases; the database part is replaced per test file. */
     adminUrl: string;
     templateDatabase: string;
+    /** Where test servers append their log lines and tests the credentials they used (see credentials.ts). */
+    auditDir: string;
   }
 }
 
@@ -46,11 +49,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   project.provide('adminUrl', adminUrl);
   project.provide('templateDatabase', template);
+  const auditDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-test-audit-'));
+  project.provide('auditDir', auditDir);
 
   return async () => {
+    const leaks = await credentialsInLogs(auditDir);
+    await fs.rm(auditDir, { recursive: true, force: true });
     await admin.query(`drop database if exists ${template} with (force)`);
     await admin.end();
     await embedded?.stop();
     if (dataDir) await fs.rm(dataDir, { recursive: true, force: true });
+    // Fails the run: no log line of any test server may hold a whole key or token a test used.
+    if (leaks.length > 0) throw new Error(`credentials found in server logs (masked here): ${leaks.join(', ')}`);
   };
 }

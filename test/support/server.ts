@@ -8,6 +8,7 @@ import { createLogger } from '../../src/log.ts';
 import { UsageRecorder } from '../../src/services/api-key-usage.ts';
 import { userTokenVerifier } from '../../src/services/user-tokens.ts';
 import { ApiKeyVerifier, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
+import { auditLog, usedCredential } from './credentials.ts';
 import { createTestDatabase } from './database.ts';
 
 export interface GraphQLResponse<T = Record<string, unknown>> {
@@ -65,6 +66,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     'debug',
     new Writable({
       write(chunk: Buffer, _encoding, done) {
+        auditLog(chunk);
         for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
         done();
       },
@@ -80,7 +82,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
   const createKey = async (settings: Partial<KeySettings>) =>
-    (await createApiKey(orm.em.fork(), TEST_PEPPER, 'test', { name: 'Test key', scopes: SCOPES, ...settings })).secret;
+    usedCredential((await createApiKey(orm.em.fork(), TEST_PEPPER, 'test', { name: 'Test key', scopes: SCOPES, ...settings })).secret);
   const apiKey = await createKey({ name: 'Test suite' });
   const authorizedFetch = (path: string, init: RequestInit = {}) =>
     fetch(`${url}${path}`, { ...init, headers: { 'x-api-key': apiKey, ...(init.headers as Record<string, string> | undefined) } });
