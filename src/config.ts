@@ -28,6 +28,16 @@ export interface Config {
   usageFlushMs: number;
   /** How user tokens (JWTs) are verified; see src/services/user-tokens.ts. */
   jwt: JwtConfig;
+  /** Shape and cost limits of GraphQL documents (see the README's Limits section). */
+  queryLimits: QueryLimits;
+}
+
+export interface QueryLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxTokens: number;
+  maxDirectives: number;
+  maxCost: number;
 }
 
 export interface JwtConfig {
@@ -161,5 +171,12 @@ export function loadConfig(env: Env = process.env): Config {
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 30_000, 0, 3_600_000),
     usageFlushMs: integer(env, 'USAGE_FLUSH_MS', 10_000, 100, 3_600_000),
     jwt: jwtConfig(env, production),
+    queryLimits: {
+      maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
+      maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 1000),
+      maxTokens: integer(env, 'GRAPHQL_MAX_TOKENS', 5000, 100, 100_000),
+      maxDirectives: integer(env, 'GRAPHQL_MAX_DIRECTIVES', 10, 0, 1000),
+      maxCost: integer(env, 'GRAPHQL_MAX_COST', 10_000, 1, 10_000_000),
+    },
   };
 }

@@ -56,6 +56,12 @@ export class ForbiddenError extends DomainError {
   readonly kind = 'forbidden';
 }
 
+/** A GraphQL document over a shape or cost limit; the message names the limit and the value. */
+export class QueryTooComplexError extends DomainError {
+  readonly code = 'QUERY_TOO_COMPLEX';
+  readonly kind = 'query-too-complex';
+}
+
 /** The process cannot start; the message is one sentence naming the cause and the fix. */
 export class StartupError extends Error {
   override name = 'StartupError';

@@ -18,6 +18,7 @@ import type { UserTokenVerifier } from './services/user-tokens.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys, type RequestAuth } from './plugins/api-key.ts';
 import { answerProbe } from './plugins/probes.ts';
+import { useQueryLimits } from './plugins/query-limits.ts';
 import { useUsageCounting } from './plugins/usage.ts';
 import { useUserTokens } from './plugins/user-token.ts';
 import { useRest } from './rest/adapter.ts';
@@ -82,6 +83,7 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
       // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
       useApiKeys({ verifier: apiKeys, trustProxy: config.trustProxy, graphqlPath: '/graphql', logger }),
       useUserTokens({ verify: userTokens, graphqlPath: '/graphql' }),
+      ...useQueryLimits(config.queryLimits, config.production),
       useUsageCounting(usage),
       useValidationErrorCodes(),
       useWholeRequestDenials(),

@@ -3,7 +3,7 @@
 // anything else is masked to INTERNAL, and the original goes to the log with the request id.
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { DomainError, ForbiddenError, PROBLEM_TYPE_BASE, UnauthenticatedError, ValidationError } from '../errors.ts';
+import { DomainError, ForbiddenError, PROBLEM_TYPE_BASE, QueryTooComplexError, UnauthenticatedError, ValidationError } from '../errors.ts';
 import { BEARER_CHALLENGE } from './acts-for.ts';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
@@ -31,8 +31,10 @@ export function maskError(error: unknown): GraphQLError {
     return new GraphQLError(domain.message, {
       ...options,
       extensions: {
-        // Set by useWholeRequestDenials when the denial stopped the whole request.
+        // Set by useWholeRequestDenials when the denial stopped the whole request; a document over
+        // a limit is refused as a whole, before execution.
         ...(located?.extensions.http ? { http: located.extensions.http } : {}),
+        ...(domain instanceof QueryTooComplexError ? { http: { status: 400 } } : {}),
         code: domain.code,
         type: domain.type,
         ...(domain instanceof ValidationError ? { errors: domain.fieldErrors } : {}),
@@ -54,14 +56,19 @@ export function maskError(error: unknown): GraphQLError {
  */
 function asRequestError(error: GraphQLError): GraphQLError {
   const http = error.extensions.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined);
-  return new GraphQLError(error.message, {
+  // graphql-armor words its rejections as syntax errors; they are limits, and say which.
+  const limit = ARMOR_REJECTION.exec(error.message)?.[1];
+  const [code, kind] = limit ? ['QUERY_TOO_COMPLEX', 'query-too-complex'] : ['BAD_USER_INPUT', 'invalid-input'];
+  return new GraphQLError(limit ?? error.message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
-    extensions: { ...error.extensions, ...(http ? { http } : {}), code: 'BAD_USER_INPUT', type: `${PROBLEM_TYPE_BASE}invalid-input` },
+    extensions: { ...error.extensions, ...(http ? { http } : {}), code, type: PROBLEM_TYPE_BASE + kind },
   });
 }
+
+const ARMOR_REJECTION = /^Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)$/;
 
 /** Validation errors bypass masking in yoga; this gives them the same code as every other input error. */
 export function useValidationErrorCodes(): Plugin {

@@ -5,6 +5,7 @@ import { PROBLEM_TYPE_BASE, type FieldError } from '../errors.ts';
 
 export const PROBLEM_KINDS = {
   'invalid-input': { status: 400, title: 'Invalid input' },
+  'query-too-complex': { status: 400, title: 'Query too complex' },
   unauthenticated: { status: 401, title: 'Unauthenticated' },
   forbidden: { status: 403, title: 'Forbidden' },
   'not-found': { status: 404, title: 'Not found' },
@@ -29,6 +30,7 @@ export interface Problem {
 /** GraphQL error codes and the problem kind each one is on REST. */
 const KIND_OF_CODE: Record<string, ProblemKind> = {
   BAD_USER_INPUT: 'invalid-input',
+  QUERY_TOO_COMPLEX: 'query-too-complex',
   UNAUTHENTICATED: 'unauthenticated',
   FORBIDDEN: 'forbidden',
   NOT_FOUND: 'not-found',

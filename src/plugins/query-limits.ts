@@ -1,0 +1,102 @@
+// Limits on the shape and cost of GraphQL documents, checked before anything runs: depth, aliases,
+// tokens and directives by graphql-armor (tokens while parsing, the rest while validating), and cost
+// here, at execution start, where variable values are known. A rejected document never reaches a
+// resolver, so it never reaches the database.
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import {
+  Kind,
+  getNamedType,
+  getOperationAST,
+  isCompositeType,
+  type FragmentDefinitionNode,
+  type GraphQLCompositeType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import type { QueryLimits } from '../config.ts';
+import { QueryTooComplexError } from '../errors.ts';
+import { LIST_PAGE, ORDERS_BY_USER_MAX } from '../services/limits.ts';
+
+/** Fields whose size is fixed rather than chosen by an argument. */
+const FIXED_SIZES: Record<string, number> = { 'Query.orders': ORDERS_BY_USER_MAX };
+const SIZE_ARGUMENTS = ['first', 'limit'];
+
+/**
+ * The page size a field asks for (or would get by default), at most the largest any list allows: a
+ * larger one is refused as invalid input by its resolver before any work, so it is not weighed as if
+ * it would run.
+ */
+function sizeOf(value: ValueNode | undefined, variables: Record<string, unknown>): number {
+  const given = value?.kind === Kind.INT ? Number(value.value) : value?.kind === Kind.VARIABLE ? variables[value.name.value] : undefined;
+  return typeof given === 'number' ? Math.min(Math.max(given, 0), LIST_PAGE.max) : LIST_PAGE.default;
+}
+
+/**
+ * Each field costs 1; a paged field (one that takes `first` or `limit`) multiplies what is selected
+ * below it by its page size, so `users(first: 100) { edges { node { orders(limit: 100) { id } } } }`
+ * costs what it really costs: 1 + 100 × (1 + 1 + (1 + 100 × 1)) = 10,301.
+ */
+export function queryCost(
+  schema: GraphQLSchema,
+  parent: GraphQLCompositeType,
+  selectionSet: SelectionSetNode,
+  fragments: Record<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown>,
+  seen: ReadonlySet<string> = new Set(),
+): number {
+  let cost = 0;
+  for (const selection of selectionSet.selections) {
+    if (selection.kind === Kind.FIELD) {
+      const name = selection.name.value;
+      const field = 'getFields' in parent ? parent.getFields()[name] : undefined;
+      if (name.startsWith('__') || !field) continue;
+      const pagedBy = field.args.find((arg) => SIZE_ARGUMENTS.includes(arg.name));
+      const given = pagedBy && selection.arguments?.find((arg) => arg.name.value === pagedBy.name)?.value;
+      const size = pagedBy ? sizeOf(given, variables) : (FIXED_SIZES[`${parent.name}.${name}`] ?? 1);
+      const child = getNamedType(field.type);
+      const below =
+        selection.selectionSet && isCompositeType(child) ? queryCost(schema, child, selection.selectionSet, fragments, variables, seen) : 0;
+      cost += 1 + size * below;
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
+      if (isCompositeType(type)) cost += queryCost(schema, type, selection.selectionSet, fragments, variables, seen);
+    } else {
+      const fragment = fragments[selection.name.value];
+      const type = fragment && schema.getType(fragment.typeCondition.name.value);
+      // A fragment spread within itself is a cycle, which validation refuses anyway.
+      if (!fragment || !isCompositeType(type) || seen.has(fragment.name.value)) continue;
+      cost += queryCost(schema, type, fragment.selectionSet, fragments, variables, new Set([...seen, fragment.name.value]));
+    }
+  }
+  return cost;
+}
+
+export function useQueryLimits(limits: QueryLimits, production: boolean): Plugin[] {
+  const armor = EnvelopArmorPlugin({
+    maxDepth: { n: limits.maxDepth, exposeLimits: true, ignoreIntrospection: true },
+    maxAliases: { n: limits.maxAliases, exposeLimits: true },
+    maxTokens: { n: limits.maxTokens, exposeLimits: true },
+    maxDirectives: { n: limits.maxDirectives, exposeLimits: true },
+    // Cost is weighed below, with page sizes and variables; armor's own cost model knows neither.
+    costLimit: { enabled: false },
+    // Suggestions ("Did you mean …?") map a schema for an attacker; development keeps them.
+    blockFieldSuggestion: { enabled: production },
+  });
+  const cost: Plugin = {
+    onExecute({ args }) {
+      const operation = getOperationAST(args.document, args.operationName);
+      if (!operation) return;
+      const fragments: Record<string, FragmentDefinitionNode> = {};
+      for (const definition of args.document.definitions) {
+        if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+      }
+      const root = operation.operation === 'mutation' ? args.schema.getMutationType() : args.schema.getQueryType();
+      if (!root) return;
+      const total = queryCost(args.schema, root, operation.selectionSet, fragments, (args.variableValues ?? {}) as Record<string, unknown>);
+      if (total > limits.maxCost) throw new QueryTooComplexError(`Query cost limit of ${limits.maxCost} exceeded, found ${total}.`);
+    },
+  };
+  return [armor as Plugin, cost];
+}

@@ -1,0 +1,117 @@
+// GraphQL shape and cost limits: a document over any of them is refused with 400 and
+// QUERY_TOO_COMPLEX, saying which limit and by how much, before a single SQL statement runs.
+import { getIntrospectionQuery, parse, type OperationDefinitionNode } from 'graphql';
+import { schema } from '../../src/graphql/schema.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { queryCost } from '../../src/plugins/query-limits.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+const LIMITS = { maxDepth: 5, maxAliases: 3, maxTokens: 120, maxDirectives: 2, maxCost: 500 };
+const USER = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startTestServer({ queryLimits: LIMITS });
+});
+afterAll(() => server.close());
+
+async function expectRefused(query: string, message: RegExp, variables?: Record<string, unknown>) {
+  server.statements.length = 0;
+  const response = await server.gql(query, variables);
+  expect(response.status, JSON.stringify(response.body)).toBe(400);
+  const error = response.body.errors![0]!;
+  expect(error.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', type: 'https://portico.dev/problems/query-too-complex' });
+  expect(error.message).toMatch(message);
+  expect(error.message).not.toContain('Syntax Error');
+  // Only the API key lookup (no key cache in tests) may have touched the database.
+  expect(
+    server.statements.filter((sql) => !sql.includes('api_keys')),
+    'SQL ran for a refused document',
+  ).toEqual([]);
+}
+
+async function expectAccepted(query: string, variables?: Record<string, unknown>) {
+  const response = await server.gql(query, variables);
+  expect(response.status, JSON.stringify(response.body)).toBe(200);
+  expect(response.body.errors).toBeUndefined();
+}
+
+describe('shape limits', () => {
+  it('depth: at the limit runs, one level deeper is refused', async () => {
+    await expectAccepted(`{ user(id: "${USER}") { orders { user { orders { id } } } } }`);
+    await expectRefused(
+      `{ user(id: "${USER}") { orders { user { orders { user { id } } } } } }`,
+      /^Query depth limit of 5 exceeded, found 6\.$/,
+    );
+  });
+
+  it('aliases: at the limit runs, one more is refused', async () => {
+    await expectAccepted(`{ a: user(id: "${USER}") { id } b: user(id: "${USER}") { id } c: user(id: "${USER}") { id } }`);
+    await expectRefused(
+      `{ a: user(id: "${USER}") { id } b: user(id: "${USER}") { id } c: user(id: "${USER}") { id } d: user(id: "${USER}") { id } }`,
+      /^Aliases limit of 3 exceeded, found 4\.$/,
+    );
+  });
+
+  it('directives: at the limit runs, one more is refused', async () => {
+    await expectAccepted(`{ user(id: "${USER}") { id @include(if: true) name @skip(if: false) } }`);
+    await expectRefused(
+      `{ user(id: "${USER}") { id @include(if: true) name @skip(if: false) email @include(if: true) } }`,
+      /^Directives limit of 2 exceeded, found 3\.$/,
+    );
+  });
+
+  it('tokens: a document over the token limit is refused while parsing', async () => {
+    const fields = Array.from({ length: 150 }, () => 'id').join(' ');
+    await expectRefused(`{ user(id: "${USER}") { ${fields} } }`, /^Token limit of 120 exceeded\.$/);
+  });
+});
+
+describe('cost', () => {
+  it('weighs list fields by their page size, from literals and variables', async () => {
+    await expectAccepted('{ users(first: 10) { edges { node { orders(limit: 10) { id } } } } }');
+    await expectRefused(
+      '{ users(first: 100) { edges { node { orders(limit: 100) { id } } } } }',
+      /^Query cost limit of 500 exceeded, found 10301\.$/,
+    );
+    await expectRefused(
+      'query ($n: Int, $m: Int) { users(first: $n) { edges { node { orders(limit: $m) { id } } } } }',
+      /^Query cost limit of 500 exceeded, found 1301\.$/,
+      { n: 100, m: 10 },
+    );
+  });
+
+  it('prices the example in the documentation as documented', () => {
+    const document = parse('{ users(first: 100) { edges { node { orders(limit: 100) { id } } } } }');
+    const operation = document.definitions[0] as OperationDefinitionNode;
+    expect(queryCost(schema, schema.getQueryType()!, operation.selectionSet, {}, {})).toBe(10_301);
+    const unpaged = parse('{ orders(userId: "x") { id user { orders { id } } } }').definitions[0] as OperationDefinitionNode;
+    // orders(userId) returns up to 100; User.orders without a limit returns 20.
+    expect(queryCost(schema, schema.getQueryType()!, unpaged.selectionSet, {}, {})).toBe(1 + 100 * (1 + 1 + 1 * (1 + 20 * 1)));
+  });
+});
+
+describe('defaults', () => {
+  it('let tools introspect the whole schema', async () => {
+    const defaults = await startTestServer();
+    try {
+      const response = await defaults.gql(getIntrospectionQuery());
+      expect(response.status).toBe(200);
+      expect(response.body.errors).toBeUndefined();
+    } finally {
+      await defaults.close();
+    }
+  });
+
+  it('hide field suggestions in production', async () => {
+    const production = await startTestServer({ production: true, queryLimits: loadConfig({}).queryLimits });
+    try {
+      const response = await production.gql('{ usr(id: "x") { id } }');
+      expect(response.body.errors![0]!.message).not.toContain('Did you mean');
+      expect((await server.gql('{ usr(id: "x") { id } }')).body.errors![0]!.message).toContain('Did you mean');
+    } finally {
+      await production.close();
+    }
+  });
+});
