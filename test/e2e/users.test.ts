@@ -61,6 +61,11 @@ describe('createUser', () => {
     expect(response.body.data).toBeNull();
   });
 
+  it('gives every new user the same createdAt and updatedAt', async () => {
+    const users = await Promise.all(Array.from({ length: 40 }, () => createUser()));
+    for (const user of users) expect(user.updatedAt, user.id).toBe(user.createdAt);
+  });
+
   it('accepts a name of exactly 200 characters, counted as characters not bytes', async () => {
     const user = await createUser({ name: 'é'.repeat(200) });
     expect([...user.name]).toHaveLength(200);

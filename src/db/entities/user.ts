@@ -10,9 +10,10 @@ export const UserSchema = defineEntity({
     name: p.string().columnType('text'),
     email: p.string().columnType('text'),
     createdAt: p.datetime(3).onCreate(() => new Date()),
+    // Created and updated at the same instant, not two clock reads apart.
     updatedAt: p
       .datetime(3)
-      .onCreate(() => new Date())
+      .onCreate((user: { createdAt?: Date }) => user.createdAt ?? new Date())
       .onUpdate(() => new Date()),
     orders: () => p.oneToMany(Order).mappedBy('user'),
   },
