@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createYoga } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import type { MikroORM } from './db/orm.ts';
@@ -21,7 +22,7 @@ import { answerProbe } from './plugins/probes.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
 import { useUsageCounting } from './plugins/usage.ts';
 import { useUserTokens } from './plugins/user-token.ts';
-import { useRest } from './rest/adapter.ts';
+import { MAX_BODY_BYTES, useRest } from './rest/adapter.ts';
 import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
 import { requestContext, requestIdFrom } from './request-context.ts';
@@ -53,6 +54,8 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
+    // Refused with 413 before parsing; GraphQL documents are bounded further by the token limit.
+    maxRequestBodySize: MAX_BODY_BYTES,
     // Yoga's built-in probe matches any URL that merely ends in its path; ours are exact (probes.ts).
     healthCheckEndpoint: `/.yoga-health-${randomUUID()}`,
     // The page is public; it sends the key the user types into its headers.
@@ -83,6 +86,9 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
       // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
       useApiKeys({ verifier: apiKeys, trustProxy: config.trustProxy, graphqlPath: '/graphql', logger }),
       useUserTokens({ verify: userTokens, graphqlPath: '/graphql' }),
+      // A browser can send a GET or a form post cross-site without a preflight; such requests must
+      // carry a header no form can set. The API key header counts; a key in the URL does not.
+      useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] }),
       ...useQueryLimits(config.queryLimits, config.production),
       useUsageCounting(usage),
       useValidationErrorCodes(),

@@ -58,7 +58,14 @@ function asRequestError(error: GraphQLError): GraphQLError {
   const http = error.extensions.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined);
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
   const limit = ARMOR_REJECTION.exec(error.message)?.[1];
-  const [code, kind] = limit ? ['QUERY_TOO_COMPLEX', 'query-too-complex'] : ['BAD_USER_INPUT', 'invalid-input'];
+  const status = (http as { status?: number } | undefined)?.status;
+  const [code, kind] = limit
+    ? ['QUERY_TOO_COMPLEX', 'query-too-complex']
+    : status === 403
+      ? ['FORBIDDEN', 'forbidden']
+      : status === 413
+        ? ['BAD_USER_INPUT', 'payload-too-large']
+        : ['BAD_USER_INPUT', 'invalid-input'];
   return new GraphQLError(limit ?? error.message, {
     nodes: error.nodes,
     source: error.source,

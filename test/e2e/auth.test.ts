@@ -199,7 +199,14 @@ describe('the api_key query parameter', () => {
     expect(server.logs.some((line) => line.level === 40 && String(line.msg).includes('query string'))).toBe(true);
     const logged = server.logs.find((line) => String(line.url ?? '').includes('api_key='));
     expect(logged?.url).toBe(`/users?limit=1&api_key=${encodeURIComponent(`${secret.slice(0, 16)}…${secret.slice(-4)}`)}`);
-    expect((await fetch(`${server.url}/graphql?query=${encodeURIComponent(USERS)}&api_key=${secret}`)).status).toBe(200);
+    const viaPost = await fetch(`${server.url}/graphql?api_key=${secret}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: USERS }),
+    });
+    expect(viaPost.status).toBe(200);
+    // A GraphQL GET with the key only in its URL is what a cross-site page could send: refused (CSRF).
+    expect((await fetch(`${server.url}/graphql?query=${encodeURIComponent(USERS)}&api_key=${secret}`)).status).toBe(403);
   });
 });
 

@@ -142,3 +142,35 @@ describe('GraphiQL', () => {
     }
   });
 });
+
+describe('request bounds', () => {
+  it('refuses a GraphQL body over 64 KiB with 413 before parsing it', async () => {
+    const query = `{ users(first: 1) { pageInfo { hasNextPage } } } # ${'x'.repeat(70_000)}`;
+    const response = await server.gql(query);
+    expect(response.status).toBe(413);
+    expect(response.body.errors![0]!.extensions).toMatchObject({ type: 'https://portico.dev/problems/payload-too-large' });
+  });
+
+  it('refuses a long string argument as invalid input, not a slow insert', async () => {
+    const response = await server.gql(
+      'mutation ($name: String!) { createUser(input: { name: $name, email: "long@example.com" }) { id } }',
+      {
+        name: 'x'.repeat(60_000),
+      },
+    );
+    expect(response.body.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', errors: [{ field: 'name' }] });
+  });
+});
+
+describe('CSRF prevention', () => {
+  it('refuses a GraphQL GET that a cross-site page could send (key in the URL, no custom header)', async () => {
+    const query = encodeURIComponent('{ users(first: 1) { pageInfo { hasNextPage } } }');
+    const simple = await fetch(`${server.url}/graphql?query=${query}&api_key=${server.apiKey}`, {
+      headers: { accept: 'application/json' },
+    });
+    expect(simple.status).toBe(403);
+    expect(((await simple.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('FORBIDDEN');
+    const withHeader = await server.fetch(`/graphql?query=${query}`, { headers: { accept: 'application/json' } });
+    expect(withHeader.status).toBe(200);
+  });
+});
