@@ -21,11 +21,19 @@ export interface RequestAuth {
 export const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
 const WWW_AUTHENTICATE = 'ApiKey realm="portico", header="x-api-key"';
 
+function safeDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
 /** A request URL fit for logs: an `api_key` query value is masked. */
 export function scrubbedUrl(url: string): string {
   return url.replace(
     /([?&]api_key=)([^&#]*)/g,
-    (_, name: string, value: string) => name + encodeURIComponent(maskKeySecret(decodeURIComponent(value))),
+    (_, name: string, value: string) => name + encodeURIComponent(maskKeySecret(safeDecode(value))),
   );
 }
 

@@ -1,0 +1,10 @@
+import { expect, it } from 'vitest';
+import { scrubbedUrl } from '../../src/plugins/api-key.ts';
+it('masks api_key values in logged URLs, even malformed ones', () => {
+  const key = 'pk_test_0AzhYa1QQEDMboaSZ0ZE72DydT4yYbVrF';
+  expect(scrubbedUrl(`/users?limit=1&api_key=${key}&x=1`)).toBe(
+    `/users?limit=1&api_key=${encodeURIComponent('pk_test_0AzhYa1Q…bVrF')}&x=1`,
+  );
+  expect(scrubbedUrl('/users?api_key=%E0%A4%A')).toBe(`/users?api_key=${encodeURIComponent('[not a key]')}`);
+  expect(scrubbedUrl('/users?limit=1')).toBe('/users?limit=1');
+});
