@@ -11,6 +11,8 @@ export interface Config {
   /** Unset: an embedded PostgreSQL is started in `<dataDir>/postgres`. */
   databaseUrl: string | undefined;
   databasePoolMax: number;
+  /** Longest a single SQL statement may run before PostgreSQL cancels it (the request then gets 503). */
+  statementTimeoutMs: number;
   production: boolean;
   logLevel: LogLevel;
   /** Unset outside production: generated once and kept in `<dataDir>/cursor-secret`. */
@@ -160,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     host: env.HOST?.trim() || '0.0.0.0',
     databaseUrl: databaseUrl(env),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+    statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     production,
     logLevel,
     cursorSecret,

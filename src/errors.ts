@@ -62,6 +62,12 @@ export class QueryTooComplexError extends DomainError {
   readonly kind = 'query-too-complex';
 }
 
+/** The work took longer than the service allows (a statement hit its timeout); worth retrying. */
+export class TimeoutError extends DomainError {
+  readonly code = 'TIMEOUT';
+  readonly kind = 'timeout';
+}
+
 /** The process cannot start; the message is one sentence naming the cause and the fix. */
 export class StartupError extends Error {
   override name = 'StartupError';

@@ -22,7 +22,12 @@ export async function openDatabase(config: Config, logger: Logger, options: Open
   const url = config.databaseUrl ?? embedded!.url();
   let orm: MikroORM | undefined;
   try {
-    orm = await openOrm(url, { poolMax: config.databasePoolMax, logger, onQuery: options.onQuery });
+    orm = await openOrm(url, {
+      poolMax: config.databasePoolMax,
+      statementTimeoutMs: config.statementTimeoutMs,
+      logger,
+      onQuery: options.onQuery,
+    });
     if (options.migrate) await migrate(orm, logger);
   } catch (error) {
     await orm?.close(true);

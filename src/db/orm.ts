@@ -8,6 +8,8 @@ export type { EntityManager } from '@mikro-orm/postgresql';
 
 export interface OrmSettings {
   poolMax: number;
+  /** PostgreSQL's statement_timeout for every pooled connection; unset leaves the server's default. */
+  statementTimeoutMs?: number;
   logger: Logger;
   /** Observes every SQL statement (tests count them). */
   onQuery?: (sql: string) => void;
@@ -47,6 +49,7 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
   const { onQuery } = settings;
   const overrides: Partial<Options> = {
     pool: { min: 0, max: settings.poolMax },
+    ...(settings.statementTimeoutMs ? { driverOptions: { statement_timeout: settings.statementTimeoutMs } } : {}),
     debug: false,
     ...(onQuery ? { onQuery: (sql: string) => (onQuery(sql), sql) } : {}),
   };

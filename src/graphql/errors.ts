@@ -3,12 +3,26 @@
 // anything else is masked to INTERNAL, and the original goes to the log with the request id.
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { DomainError, ForbiddenError, PROBLEM_TYPE_BASE, QueryTooComplexError, UnauthenticatedError, ValidationError } from '../errors.ts';
+import {
+  DomainError,
+  ForbiddenError,
+  PROBLEM_TYPE_BASE,
+  QueryTooComplexError,
+  TimeoutError,
+  UnauthenticatedError,
+  ValidationError,
+} from '../errors.ts';
 import { BEARER_CHALLENGE } from './acts-for.ts';
+
+/** PostgreSQL's "canceling statement due to statement timeout". */
+const QUERY_CANCELED = '57014';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
   if (error instanceof GraphQLError) return domainErrorOf(error.originalError);
+  if ((error as { code?: unknown } | undefined)?.code === QUERY_CANCELED) {
+    return new TimeoutError('The request took too long and was stopped; try again, or ask for less at once.');
+  }
   return undefined;
 }
 
@@ -19,7 +33,8 @@ function isGraphQLOwnError(error: unknown): error is GraphQLError {
 
 /** Errors the client caused: worth a debug line, not an error report. */
 export function isClientError(error: unknown): boolean {
-  return domainErrorOf(error) !== undefined || isGraphQLOwnError(error);
+  const domain = domainErrorOf(error);
+  return (domain !== undefined && !(domain instanceof TimeoutError)) || isGraphQLOwnError(error);
 }
 
 export function maskError(error: unknown): GraphQLError {
@@ -35,6 +50,7 @@ export function maskError(error: unknown): GraphQLError {
         // a limit is refused as a whole, before execution.
         ...(located?.extensions.http ? { http: located.extensions.http } : {}),
         ...(domain instanceof QueryTooComplexError ? { http: { status: 400 } } : {}),
+        ...(domain instanceof TimeoutError ? { http: { status: 503 } } : {}),
         code: domain.code,
         type: domain.type,
         ...(domain instanceof ValidationError ? { errors: domain.fieldErrors } : {}),

@@ -91,6 +91,7 @@ const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
   'payload-too-large': 'PayloadTooLarge',
   'unsupported-media-type': 'UnsupportedMediaType',
   internal: 'InternalError',
+  timeout: 'TimedOut',
 };
 
 const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);
@@ -162,7 +163,7 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
   if (['createUser', 'replaceUser', 'updateUser'].includes(route.operationId)) kinds.push('conflict');
   if (route.body) kinds.push('payload-too-large', 'unsupported-media-type');
-  kinds.push('internal');
+  kinds.push('internal', 'timeout');
   return kinds;
 }
 

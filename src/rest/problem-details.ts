@@ -14,6 +14,7 @@ export const PROBLEM_KINDS = {
   'payload-too-large': { status: 413, title: 'Request body too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   internal: { status: 500, title: 'Internal error' },
+  timeout: { status: 503, title: 'Timed out' },
 } as const;
 
 export type ProblemKind = keyof typeof PROBLEM_KINDS;
@@ -36,6 +37,7 @@ const KIND_OF_CODE: Record<string, ProblemKind> = {
   NOT_FOUND: 'not-found',
   CONFLICT: 'conflict',
   INTERNAL: 'internal',
+  TIMEOUT: 'timeout',
 };
 
 export function problem(kind: ProblemKind, detail: string, errors?: FieldError[]): Problem {

@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -172,5 +173,29 @@ describe('CSRF prevention', () => {
     expect(((await simple.json()) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('FORBIDDEN');
     const withHeader = await server.fetch(`/graphql?query=${query}`, { headers: { accept: 'application/json' } });
     expect(withHeader.status).toBe(200);
+  });
+});
+
+describe('statement timeout', () => {
+  it('answers 503 when a statement runs past the timeout, and the connection serves the next request', async () => {
+    const slow = await startTestServer({ statementTimeoutMs: 300 });
+    const blocker = new pg.Client({ connectionString: slow.orm.config.get('clientUrl') });
+    await blocker.connect();
+    try {
+      // Another session holds the table, so the service's read waits until its timeout cancels it.
+      await blocker.query('begin');
+      await blocker.query('lock table users in access exclusive mode');
+      const rest = await slow.fetch('/users');
+      expect(rest.status).toBe(503);
+      expect(await rest.json()).toMatchObject({ type: 'https://portico.dev/problems/timeout', status: 503 });
+      const gql = await slow.gql('{ users(first: 1) { pageInfo { hasNextPage } } }');
+      expect(gql.status).toBe(503);
+      expect(gql.body.errors![0]!.extensions.code).toBe('TIMEOUT');
+      await blocker.query('rollback');
+      expect((await slow.fetch('/users')).status).toBe(200);
+    } finally {
+      await blocker.end();
+      await slow.close();
+    }
   });
 });

@@ -73,7 +73,12 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     }),
   );
   const statements: string[] = [];
-  const orm = await openOrm(database.url, { poolMax: 5, logger, onQuery: (sql) => statements.push(sql) });
+  const orm = await openOrm(database.url, {
+    poolMax: 5,
+    statementTimeoutMs: config.statementTimeoutMs,
+    logger,
+    onQuery: (sql) => statements.push(sql),
+  });
   const apiKeys = new ApiKeyVerifier(() => orm.em.fork(), TEST_PEPPER, { ttlMs: config.apiKeyCacheMs, maxEntries: 1000 });
   // Flushed by the tests themselves, so that they see exactly what one flush writes.
   const usage = new UsageRecorder(() => orm.em.fork(), logger, 0);
