@@ -45,9 +45,7 @@ try {
   // Another instance (or the keys CLI) revoking a key reaches this one's cache at once.
   const keyChanges = await listen(db.url, API_KEYS_CHANNEL, () => apiKeys.invalidate(), logger);
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
-  const hasKeySource = config.jwt.jwksUrl || config.jwt.publicKey || config.jwt.secret;
-  const developmentJwtSecret = hasKeySource ? undefined : await resolveSecret(undefined, config.dataDir, 'jwt-secret');
-  const userTokens = await userTokenVerifier(config.jwt, developmentJwtSecret);
+  const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
   const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys, usage, userTokens });
   const address = await app.listen();
   stop = async () => {

@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
 import { ConfigError, loadConfig } from '../config.ts';
 import { isId } from '../db/ids.ts';
-import { resolveSecret } from '../secrets.ts';
+import { hs256Secret } from '../services/user-tokens.ts';
 import { exitWithStartupFailure } from '../startup.ts';
 import { parseDuration } from './duration.ts';
 
@@ -25,7 +25,7 @@ try {
       'user tokens come from the identity provider at JWT_JWKS_URL / JWT_PUBLIC_KEY; this command signs only with an HS256 secret.',
     );
   }
-  const secret = config.jwt.secret ?? (await resolveSecret(undefined, config.dataDir, 'jwt-secret'));
+  const secret = await hs256Secret(config.jwt, config.dataDir);
   const token = await new SignJWT({})
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(userId)

@@ -16,7 +16,7 @@ export interface OrmSettings {
 }
 
 /** Where the URL points, without its credentials, for messages. */
-export function describeUrl(url: string): string {
+function describeUrl(url: string): string {
   try {
     const { hostname, port, pathname } = new URL(url);
     return `${hostname}:${port || 5432}${pathname}`;

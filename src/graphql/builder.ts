@@ -3,6 +3,9 @@ import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { ForbiddenError } from '../errors.ts';
+import type { Scope } from '../services/api-keys.ts';
+import { actingDenied, actsFor, hasScope } from './acts-for.ts';
+import type { GraphQLContext } from './context.ts';
 
 /** The leaf scopes that failed, however deeply `$all`/`$any` nest them. */
 function failedScopes(failure: unknown): { scope: string; parameter: unknown }[] {
@@ -10,9 +13,6 @@ function failedScopes(failure: unknown): { scope: string; parameter: unknown }[]
   if (node.failures) return node.failures.flatMap(failedScopes);
   return node.scope ? [{ scope: node.scope, parameter: node.parameter }] : [];
 }
-import type { Scope } from '../services/api-keys.ts';
-import { actingDenied, actsFor, hasScope } from './acts-for.ts';
-import type { GraphQLContext } from './context.ts';
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;

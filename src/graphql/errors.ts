@@ -106,8 +106,8 @@ export function useValidationErrorCodes(): Plugin {
 
 /**
  * A request denied everything it asked for gets the HTTP status of the denial (401 when it lacked a
- * user token, else 403), as a client
- * expects of a request that could not run at all; a denial beside data stays a field error in a 200.
+ * user token, else 403), as a client expects of a request that could not run at all; a denial
+ * beside data stays a field error in a 200.
  */
 export function useWholeRequestDenials(): Plugin {
   return {

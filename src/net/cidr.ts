@@ -13,7 +13,7 @@ export function normalizeCidr(value: string): string | undefined {
 }
 
 /** An IPv4 client seen through an IPv6 socket (`::ffff:10.0.0.1`) is the IPv4 address. */
-export function plainAddress(address: string): string {
+function plainAddress(address: string): string {
   return address.startsWith('::ffff:') && net.isIPv4(address.slice(7)) ? address.slice(7) : address;
 }
 

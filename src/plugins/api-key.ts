@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../log.ts';
 import { clientAddress, networkMatcher } from '../net/cidr.ts';
+import { decodeComponent } from '../net/uri.ts';
 import { deny, type Face } from './deny.ts';
 import { maskKeySecret } from '../services/api-key-secrets.ts';
 import type { ApiKeyVerifier, VerifiedKey } from '../services/api-keys.ts';
@@ -18,22 +19,14 @@ export interface RequestAuth {
   userId?: string;
 }
 
-export const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
+const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
 const WWW_AUTHENTICATE = 'ApiKey realm="portico", header="x-api-key"';
-
-function safeDecode(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
-}
 
 /** A request URL fit for logs: an `api_key` query value is masked. */
 export function scrubbedUrl(url: string): string {
   return url.replace(
     /([?&]api_key=)([^&#]*)/g,
-    (_, name: string, value: string) => name + encodeURIComponent(maskKeySecret(safeDecode(value))),
+    (_, name: string, value: string) => name + encodeURIComponent(maskKeySecret(decodeComponent(value))),
   );
 }
 

@@ -17,7 +17,7 @@ import {
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config.ts';
 import { QueryTooComplexError } from '../errors.ts';
-import { LIST_PAGE, ORDERS_BY_USER_MAX } from '../services/limits.ts';
+import { PAGE_SIZE, ORDERS_BY_USER_MAX } from '../services/limits.ts';
 
 /** Fields whose size is fixed rather than chosen by an argument. */
 const FIXED_SIZES: Record<string, number> = { 'Query.orders': ORDERS_BY_USER_MAX };
@@ -30,7 +30,7 @@ const SIZE_ARGUMENTS = ['first', 'limit'];
  */
 function sizeOf(value: ValueNode | undefined, variables: Record<string, unknown>): number {
   const given = value?.kind === Kind.INT ? Number(value.value) : value?.kind === Kind.VARIABLE ? variables[value.name.value] : undefined;
-  return typeof given === 'number' ? Math.min(Math.max(given, 0), LIST_PAGE.max) : LIST_PAGE.default;
+  return typeof given === 'number' ? Math.min(Math.max(given, 0), PAGE_SIZE.max) : PAGE_SIZE.default;
 }
 
 /**

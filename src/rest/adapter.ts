@@ -12,7 +12,7 @@ import { BEARER_CHALLENGE } from '../graphql/acts-for.ts';
 import type { Logger } from '../log.ts';
 import { problem, problemFromGraphQLErrors, problemResponse, type Problem } from './problem-details.ts';
 import { restSchema } from './rest-schema.ts';
-import { ROUTES, matchRoute, pathParameters, sofaPath, type RestRoute } from './routes.ts';
+import { ROUTES, matchRoute, queryParameters, restNames, sofaPath, type RestRoute } from './routes.ts';
 
 /** Largest REST request body accepted, in bytes. */
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -32,30 +32,9 @@ class RequestProblem extends Error {
 const invalid = (field: string, message: string) =>
   new RequestProblem(problem('invalid-input', `${field}: ${message}`, [{ field, message }]));
 
-/** REST names for the argument names a route feeds, to name fields in errors as the client sent them. */
-function restNames(route: RestRoute): Record<string, string> {
-  const names: Record<string, string> = {};
-  for (const [rest, argument] of Object.entries({ ...route.rename, ...route.body?.fromPath })) names[argument] = rest;
-  return names;
-}
-
-function argumentsOf(schema: GraphQLSchema, route: RestRoute) {
-  const [typeName, fieldName] = route.field.split('.') as [string, string];
-  const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
-  return type!.getFields()[fieldName]!.args;
-}
-
 /** The query string in the field's argument names, with every parameter known, given once and well-typed. */
 function queryFor(schema: GraphQLSchema, route: RestRoute, url: URL): URLSearchParams {
-  const inPath = new Set(pathParameters(route.path).map((name) => route.rename?.[name] ?? name));
-  const names = restNames(route);
-  const allowed = new Map(
-    route.body
-      ? []
-      : argumentsOf(schema, route)
-          .filter((arg) => !inPath.has(arg.name))
-          .map((arg) => [names[arg.name] ?? arg.name, arg] as const),
-  );
+  const allowed = new Map(queryParameters(schema, route).map(({ name, argument }) => [name, argument]));
   const query = new URLSearchParams();
   for (const name of new Set(url.searchParams.keys())) {
     const arg = allowed.get(name);

@@ -2,16 +2,16 @@
 // GraphQL schema: resource schemas come from the GraphQL types (through SOFA's converter), and the
 // HTTP contract the adapter adds (statuses, Location, Problem Details, media types) is described here.
 import { buildSchemaObjectFromType } from 'sofa-api';
-import { getNamedType, isNonNullType, isObjectType, type GraphQLField, type GraphQLSchema } from 'graphql';
+import { getNamedType, isNonNullType, isObjectType, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { ORDER_STATUSES } from '../db/entities/index.ts';
 import { PROBLEM_TYPE_BASE } from '../errors.ts';
-import { EMAIL_MAX_LENGTH, LIST_PAGE, NAME_MAX_LENGTH, PAGE_NUMBER_MAX, TOTAL_MAX } from '../services/limits.ts';
+import { EMAIL_MAX_LENGTH, PAGE_SIZE, NAME_MAX_LENGTH, PAGE_NUMBER_MAX, TOTAL_MAX } from '../services/limits.ts';
 import { USER_SORTS } from '../services/user-list.ts';
 import { MAX_BODY_BYTES } from './adapter.ts';
 import { PROBLEM_KINDS, type ProblemKind } from './problem-details.ts';
 import { restSchema } from './rest-schema.ts';
-import { ROUTES, pathParameters, type RestRoute } from './routes.ts';
+import { ROUTES, pathParameters, queryParameters, routeField, type RestRoute } from './routes.ts';
 
 type Json = Record<string, unknown>;
 
@@ -43,7 +43,7 @@ const RESOURCE_OF_INPUT: Record<string, string> = {
 const PARAMETER_RULES: Record<string, Json> = {
   user_id: { type: 'string', pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
   order_id: { type: 'string', pattern: ID_PATTERN.order, example: EXAMPLE_ORDER_ID },
-  limit: { type: 'integer', minimum: 1, maximum: LIST_PAGE.max, default: LIST_PAGE.default },
+  limit: { type: 'integer', minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
   // No examples for the alternative paging styles: documentation tools would send them together.
   page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX },
   after_id: { type: 'string', pattern: ID_PATTERN.user },
@@ -97,12 +97,6 @@ const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
 const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);
 const ref = (kind: 'schemas' | 'responses', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
-function fieldOf(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknown, unknown> {
-  const [typeName, fieldName] = route.field.split('.') as [string, string];
-  const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
-  return type!.getFields()[fieldName]!;
-}
-
 /** A GraphQL object or input type as a JSON Schema, with nullability and the services' constraints. */
 function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?: string[]; closed?: boolean } = {}): Json {
   const type = schema.getType(typeName);
@@ -131,13 +125,7 @@ function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?:
 
 function parameters(schema: GraphQLSchema, route: RestRoute): Json[] {
   const inPath = pathParameters(route.path);
-  const restName = (argument: string) => Object.entries(route.rename ?? {}).find(([, arg]) => arg === argument)?.[0] ?? argument;
-  const fromPath = new Set(inPath.map((name) => route.rename?.[name] ?? name));
-  const query = route.body
-    ? []
-    : fieldOf(schema, route)
-        .args.filter((arg) => !fromPath.has(arg.name))
-        .map((arg) => restName(arg.name));
+  const query = queryParameters(schema, route).map(({ name }) => name);
   return [
     ...inPath.map((name) => ({
       name,
@@ -159,7 +147,7 @@ function parameters(schema: GraphQLSchema, route: RestRoute): Json[] {
 function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   // Every route needs an API key (401 without a valid one) whose scope and allowlist permit it (403).
   const kinds: ProblemKind[] = ['invalid-input', 'unauthenticated', 'forbidden'];
-  const nullable = !isNonNullType(fieldOf(schema, route).type);
+  const nullable = !isNonNullType(routeField(schema, route).type);
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
   if (['createUser', 'replaceUser', 'updateUser'].includes(route.operationId)) kinds.push('conflict');
   if (route.body) kinds.push('payload-too-large', 'unsupported-media-type');
@@ -168,7 +156,7 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
 }
 
 function operation(schema: GraphQLSchema, route: RestRoute): Json {
-  const field = fieldOf(schema, route);
+  const field = routeField(schema, route);
   const resultType = getNamedType(field.type).name;
   const success =
     route.status === 204
@@ -276,7 +264,7 @@ export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string)
     schemas[name] = objectSchema(schema, name);
   }
   for (const route of ROUTES.filter((r) => r.body)) {
-    const input = getNamedType(fieldOf(schema, route).args.find((arg) => arg.name === 'input')!.type).name;
+    const input = getNamedType(routeField(schema, route).args.find((arg) => arg.name === 'input')!.type).name;
     schemas[`${pascal(route.operationId)}Body`] = objectSchema(schema, input, {
       omit: Object.values(route.body!.fromPath ?? {}),
       closed: true,

@@ -1,6 +1,8 @@
 // The REST facade, route by route: which GraphQL root field does the work and how the HTTP request
 // maps onto its arguments. Everything else about REST (SOFA's configuration, the adapter, the
 // OpenAPI document) is derived from this table.
+import type { GraphQLArgument, GraphQLField, GraphQLSchema } from 'graphql';
+import { decodeComponent } from '../net/uri.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -135,18 +137,33 @@ export function pathParameters(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 }
 
+/** The root field behind a route, in the given schema. */
+export function routeField(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknown, unknown> {
+  const [typeName, fieldName] = route.field.split('.') as [string, string];
+  const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
+  return type!.getFields()[fieldName]!;
+}
+
+/** REST names for the argument names a route feeds (argument → REST name), where they differ. */
+export function restNames(route: RestRoute): Record<string, string> {
+  const names: Record<string, string> = {};
+  for (const [rest, argument] of Object.entries({ ...route.rename, ...route.body?.fromPath })) names[argument] = rest;
+  return names;
+}
+
+/** The query parameters a route takes, by REST name; routes with a body take none. */
+export function queryParameters(schema: GraphQLSchema, route: RestRoute): { name: string; argument: GraphQLArgument }[] {
+  if (route.body) return [];
+  const inPath = new Set(pathParameters(route.path).map((name) => route.rename?.[name] ?? name));
+  const names = restNames(route);
+  return routeField(schema, route)
+    .args.filter((argument) => !inPath.has(argument.name))
+    .map((argument) => ({ name: names[argument.name] ?? argument.name, argument }));
+}
+
 /** The route's path in SOFA's syntax, with each parameter named after the argument it feeds. */
 export function sofaPath(route: RestRoute): string {
   return route.path.replace(/\{(\w+)\}/g, (_, name: string) => `:${route.rename?.[name] ?? name}`);
-}
-
-/** A path segment decoded once; a malformed escape is left as sent (validation then refuses it). */
-function decodeSegment(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 export interface RouteMatch {
@@ -167,7 +184,7 @@ export function matchRoute(method: string, pathname: string): RouteMatch | { all
     const match = pattern.exec(pathname);
     if (!match) continue;
     if (route.method === method) {
-      const params = Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeSegment(v)]));
+      const params = Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeComponent(v)]));
       return { route, params };
     }
     allow.push(route.method);

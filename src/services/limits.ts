@@ -1,9 +1,7 @@
 // Page sizes: every list is bounded, and asking for more than the maximum is an input error
 // rather than a silent clamp, so clients never mistake a clamped page for the end of a list.
-export const USERS_PAGE = { default: 20, max: 100 } as const;
-export const USER_ORDERS_PAGE = { default: 20, max: 100 } as const;
-/** The `limit` of the paged collections (users, a user's orders) as the REST facade offers them. */
-export const LIST_PAGE = { default: 20, max: 100 } as const;
+// One size policy for every paged list (`first`, `limit`), on GraphQL and REST alike.
+export const PAGE_SIZE = { default: 20, max: 100 } as const;
 /** Numbered pages beyond this are refused: deep offsets cost a scan of everything before them. */
 export const PAGE_NUMBER_MAX = 10_000;
 /** `orders(userId)` has no size argument: it returns at most this many, newest first. */

@@ -5,7 +5,7 @@ import type { EntityManager } from '../db/orm.ts';
 import { NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, seekAfter, type Keyset } from '../pagination/keyset.ts';
-import { LIST_PAGE, ORDERS_BY_USER_MAX } from './limits.ts';
+import { PAGE_SIZE, ORDERS_BY_USER_MAX } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
 export interface CreateOrderFields {
@@ -60,7 +60,7 @@ export async function pageOrdersOfUser(
 ): Promise<OrderPage> {
   const check = new InputCheck();
   const userId = check.id('user', 'userId', args.userId);
-  const limit = check.pageSize('limit', args.limit, LIST_PAGE);
+  const limit = check.pageSize('limit', args.limit, PAGE_SIZE);
   check.done();
   const newestFirst: Keyset<Order> = {
     scope: `orders/user:${userId}`,

@@ -4,7 +4,7 @@ import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, seekAfter, type Keyset } from '../pagination/keyset.ts';
-import { LIST_PAGE, PAGE_NUMBER_MAX } from './limits.ts';
+import { PAGE_SIZE, PAGE_NUMBER_MAX } from './limits.ts';
 import { InputCheck } from './validation.ts';
 
 export const USER_SORTS = ['createdAt', '-createdAt', 'name', '-name'] as const;
@@ -29,7 +29,7 @@ export interface UserList {
 
 export async function listUserCollection(em: EntityManager, cursors: CursorCodec, args: UserListArgs): Promise<UserList> {
   const check = new InputCheck();
-  const limit = check.pageSize('limit', args.limit, LIST_PAGE);
+  const limit = check.pageSize('limit', args.limit, PAGE_SIZE);
   const styles = (['page', 'afterId', 'cursor'] as const).filter((name) => args[name] != null);
   if (styles.length > 1) check.fail(styles[1]!, `cannot be combined with ${styles[0]}; choose one paging style`);
   if (args.page != null && (!Number.isInteger(args.page) || args.page < 1 || args.page > PAGE_NUMBER_MAX)) {

@@ -4,6 +4,7 @@
 import { createRemoteJWKSet, importSPKI, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { JwtConfig } from '../config.ts';
 import { UnauthenticatedError } from '../errors.ts';
+import { resolveSecret } from '../secrets.ts';
 
 export interface UserToken {
   /** The user the token speaks for (`sub`). */
@@ -14,7 +15,15 @@ export type UserTokenVerifier = (token: string) => Promise<UserToken>;
 
 const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
 
-export async function userTokenVerifier(config: JwtConfig, developmentSecret: string | undefined): Promise<UserTokenVerifier> {
+/**
+ * The HS256 secret user tokens are signed with when no identity provider is configured: JWT_SECRET,
+ * or in development one generated into the data folder.
+ */
+export async function hs256Secret(config: JwtConfig, dataDir: string): Promise<string> {
+  return config.secret ?? resolveSecret(undefined, dataDir, 'jwt-secret');
+}
+
+export async function userTokenVerifier(config: JwtConfig, dataDir: string): Promise<UserTokenVerifier> {
   let key: Uint8Array | CryptoKey | JWTVerifyGetKey;
   let algorithms: string[];
   if (config.jwksUrl) {
@@ -24,9 +33,7 @@ export async function userTokenVerifier(config: JwtConfig, developmentSecret: st
     key = await importSPKI(config.publicKey, config.publicKeyAlgorithm);
     algorithms = [config.publicKeyAlgorithm];
   } else {
-    const secret = config.secret ?? developmentSecret;
-    if (!secret) throw new Error('no user token key source configured');
-    key = new TextEncoder().encode(secret);
+    key = new TextEncoder().encode(await hs256Secret(config, dataDir));
     algorithms = ['HS256'];
   }
   return async (token) => {

@@ -5,7 +5,7 @@ import type { EntityManager } from '../db/orm.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, seekAfter, type Keyset } from '../pagination/keyset.ts';
-import { USERS_PAGE } from './limits.ts';
+import { PAGE_SIZE } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
 export interface Page<T> {
@@ -36,7 +36,7 @@ export async function listUsers(
   args: { first?: number | null; after?: string | null },
 ): Promise<Page<User>> {
   const check = new InputCheck();
-  const first = check.pageSize('first', args.first, USERS_PAGE);
+  const first = check.pageSize('first', args.first, PAGE_SIZE);
   check.done();
 
   const qb = em

@@ -82,7 +82,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   const apiKeys = new ApiKeyVerifier(() => orm.em.fork(), TEST_PEPPER, { ttlMs: config.apiKeyCacheMs, maxEntries: 1000 });
   // Flushed by the tests themselves, so that they see exactly what one flush writes.
   const usage = new UsageRecorder(() => orm.em.fork(), logger, 0);
-  const userTokens = await userTokenVerifier({ ...config.jwt, secret: config.jwt.secret ?? TEST_JWT_SECRET }, undefined);
+  const userTokens = await userTokenVerifier({ ...config.jwt, secret: config.jwt.secret ?? TEST_JWT_SECRET }, config.dataDir);
   const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys, usage, userTokens });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;

@@ -1,4 +1,4 @@
-import { LIST_PAGE } from '../../services/limits.ts';
+import { PAGE_SIZE } from '../../services/limits.ts';
 import { pageOrdersOfUser, type OrderPage } from '../../services/orders.ts';
 import { builder } from '../builder.ts';
 import { OrderRef } from './order.ts';
@@ -14,7 +14,7 @@ builder.queryField('orderList', (t) =>
   t.field({
     authScopes: (_root, args) => ({ $all: { scope: 'orders:read', actsFor: String(args.userId) } }),
     type: OrderListRef,
-    description: `A user's orders, newest first, a page at a time. \`limit\`: 1 to ${LIST_PAGE.max}, default ${LIST_PAGE.default}. NOT_FOUND if the user does not exist.`,
+    description: `A user's orders, newest first, a page at a time. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. NOT_FOUND if the user does not exist.`,
     args: { userId: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
     resolve: (_root, args, ctx) => pageOrdersOfUser(ctx.em, ctx.cursors, { ...args, userId: String(args.userId) }),
   }),

@@ -1,6 +1,6 @@
 import { ORDER_STATUSES, type Order } from '../../db/entities/index.ts';
 import { NotFoundError } from '../../errors.ts';
-import { ORDERS_BY_USER_MAX, USER_ORDERS_PAGE } from '../../services/limits.ts';
+import { ORDERS_BY_USER_MAX, PAGE_SIZE } from '../../services/limits.ts';
 import { createOrder, findOrder, listOrdersOfUser } from '../../services/orders.ts';
 import { InputCheck } from '../../services/validation.ts';
 import { actingDenied, actsFor } from '../acts-for.ts';
@@ -33,11 +33,11 @@ builder.objectField(UserRef, 'orders', (t) =>
   t.field({
     authScopes: (user) => ({ $all: { scope: 'orders:read', actsFor: user.id } }),
     type: [OrderRef],
-    description: `The user's newest orders first. \`limit\`: 1 to ${USER_ORDERS_PAGE.max}, default ${USER_ORDERS_PAGE.default}.`,
+    description: `The user's newest orders first. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}.`,
     args: { limit: t.arg.int() },
     resolve: (user, args, ctx) => {
       const check = new InputCheck();
-      const limit = check.pageSize('limit', args.limit, USER_ORDERS_PAGE);
+      const limit = check.pageSize('limit', args.limit, PAGE_SIZE);
       check.done();
       return ctx.loaders.latestOrders(limit!).load(user.id);
     },

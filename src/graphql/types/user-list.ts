@@ -1,6 +1,6 @@
 // The users collection as the REST facade pages it: numbered pages, keyset after an id, or cursors
 // over a sort. GraphQL clients may use it too; the Relay connection `users` is the idiomatic one.
-import { LIST_PAGE, PAGE_NUMBER_MAX } from '../../services/limits.ts';
+import { PAGE_SIZE, PAGE_NUMBER_MAX } from '../../services/limits.ts';
 import { USER_SORTS, listUserCollection, type UserList, type UserListPagination } from '../../services/user-list.ts';
 import { builder } from '../builder.ts';
 import { UserRef } from './user.ts';
@@ -49,7 +49,7 @@ builder.queryField('userList', (t) =>
       'Users, a page at a time, in one of three styles chosen by the arguments given (one style per request):',
       `\`page\` (1 to ${PAGE_NUMBER_MAX}): numbered pages with totals; \`afterId\`: the users after that id, by id;`,
       '`cursor` or nothing: opaque cursors over `sort`.',
-      `\`limit\`: 1 to ${LIST_PAGE.max}, default ${LIST_PAGE.default}. \`sort\`: ${USER_SORTS.join(', ')} (default createdAt; the id breaks ties).`,
+      `\`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. \`sort\`: ${USER_SORTS.join(', ')} (default createdAt; the id breaks ties).`,
     ].join(' '),
     args: {
       page: t.arg.int(),

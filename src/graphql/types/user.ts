@@ -1,6 +1,6 @@
 import type { User } from '../../db/entities/index.ts';
 import { createUser, deleteUser, findUser, listUsers, replaceUser, updateUser } from '../../services/users.ts';
-import { USERS_PAGE } from '../../services/limits.ts';
+import { PAGE_SIZE } from '../../services/limits.ts';
 import { builder } from '../builder.ts';
 
 export const UserRef = builder.objectRef<User>('User').implement({
@@ -28,7 +28,7 @@ builder.queryFields((t) => ({
   users: t.field({
     authScopes: { scope: 'users:read' },
     type: UserConnection,
-    description: `Users in creation order. \`first\`: 1 to ${USERS_PAGE.max}, default ${USERS_PAGE.default}. \`after\`: an \`endCursor\` from a previous page.`,
+    description: `Users in creation order. \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. \`after\`: an \`endCursor\` from a previous page.`,
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: async (_root, args, ctx) => {
       const page = await listUsers(ctx.em, ctx.cursors, args);
