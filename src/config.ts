@@ -32,6 +32,17 @@ export interface Config {
   jwt: JwtConfig;
   /** Shape and cost limits of GraphQL documents (see the README's Limits section). */
   queryLimits: QueryLimits;
+  rateLimit: RateLimitConfig;
+  /** Longest a request may take from its arrival to its response; past it the client gets 503. */
+  requestTimeoutMs: number;
+}
+
+export interface RateLimitConfig {
+  /** Root fields an API key may run per window, unless the key sets its own limit. */
+  max: number;
+  windowMs: number;
+  /** Unset: counters live in this process's memory. Set: in Redis, shared by every instance. */
+  redisUrl: string | undefined;
 }
 
 export interface QueryLimits {
@@ -92,6 +103,22 @@ function databaseUrl(env: Env): string | undefined {
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
     throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql:// (got "${url.protocol}//").`);
+  }
+  return raw;
+}
+
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    // The value may hold a password: never echo it.
+    throw new ConfigError('REDIS_URL is not a valid URL; expected redis://[:password@]host:6379[/db].');
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    throw new ConfigError(`REDIS_URL must start with redis:// or rediss:// (got "${url.protocol}//").`);
   }
   return raw;
 }
@@ -181,5 +208,11 @@ export function loadConfig(env: Env = process.env): Config {
       maxDirectives: integer(env, 'GRAPHQL_MAX_DIRECTIVES', 10, 0, 1000),
       maxCost: integer(env, 'GRAPHQL_MAX_COST', 10_000, 1, 10_000_000),
     },
+    rateLimit: {
+      max: integer(env, 'RATE_LIMIT', 600, 1, 1_000_000_000),
+      windowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
+      redisUrl: redisUrl(env),
+    },
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 15_000, 100, 600_000),
   };
 }

@@ -62,6 +62,12 @@ export class QueryTooComplexError extends DomainError {
   readonly kind = 'query-too-complex';
 }
 
+/** The API key spent its budget for the current window; Retry-After says when it renews. */
+export class RateLimitedError extends DomainError {
+  readonly code = 'RATE_LIMITED';
+  readonly kind = 'quota-exceeded';
+}
+
 /** The work took longer than the service allows (a statement hit its timeout); worth retrying. */
 export class TimeoutError extends DomainError {
   readonly code = 'TIMEOUT';

@@ -7,6 +7,7 @@ import { UsageRecorder } from './services/api-key-usage.ts';
 import { userTokenVerifier } from './services/user-tokens.ts';
 import { API_KEYS_CHANNEL, ApiKeyVerifier, createFirstDevelopmentKey } from './services/api-keys.ts';
 import { listen } from './db/notifications.ts';
+import { openRateLimitCounter } from './rate-limit/open.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
 
 const ROLES = ['all', 'api'] as const;
@@ -46,12 +47,14 @@ try {
   const keyChanges = await listen(db.url, API_KEYS_CHANNEL, () => apiKeys.invalidate(), logger);
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
   const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
-  const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys, usage, userTokens });
+  const rateLimits = openRateLimitCounter(config.rateLimit, logger);
+  const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys, usage, userTokens, rateLimits });
   const address = await app.listen();
   stop = async () => {
     logger.info('shutting down: draining requests');
     await app.close();
     await usage.close();
+    await rateLimits.close();
     await keyChanges.close();
     await db.close();
     logger.info('stopped');

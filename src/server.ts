@@ -13,6 +13,7 @@ import { createLoaders } from './graphql/loaders.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
 import type { CursorCodec } from './pagination/cursor.ts';
+import type { FailOpenCounter } from './rate-limit/fail-open.ts';
 import type { UsageRecorder } from './services/api-key-usage.ts';
 import type { ApiKeyVerifier } from './services/api-keys.ts';
 import type { UserTokenVerifier } from './services/user-tokens.ts';
@@ -20,6 +21,7 @@ import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts'
 import { scrubbedUrl, useApiKeys, type RequestAuth } from './plugins/api-key.ts';
 import { answerProbe } from './plugins/probes.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
+import { useRateLimits } from './plugins/rate-limit.ts';
 import { useUsageCounting } from './plugins/usage.ts';
 import { useUserTokens } from './plugins/user-token.ts';
 import { MAX_BODY_BYTES, useRest } from './rest/adapter.ts';
@@ -37,6 +39,7 @@ export interface AppDependencies {
   apiKeys: ApiKeyVerifier;
   usage: UsageRecorder;
   userTokens: UserTokenVerifier;
+  rateLimits: FailOpenCounter;
 }
 
 export interface App {
@@ -47,7 +50,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTokens }: AppDependencies): App {
+export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTokens, rateLimits }: AppDependencies): App {
   let draining = false;
 
   const yoga = createYoga<{ auth?: RequestAuth }, GraphQLContext>({
@@ -90,6 +93,9 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
       // carry a header no form can set. The API key header counts; a key in the URL does not.
       useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] }),
       ...useQueryLimits(config.queryLimits, config.production),
+      // After the shape and cost limits, so a refused document costs nothing; before usage counting,
+      // so a rate-limited request is not counted as an operation run.
+      ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }),
       useUsageCounting(usage),
       useValidationErrorCodes(),
       useWholeRequestDenials(),

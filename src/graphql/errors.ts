@@ -8,6 +8,7 @@ import {
   ForbiddenError,
   PROBLEM_TYPE_BASE,
   QueryTooComplexError,
+  RateLimitedError,
   TimeoutError,
   UnauthenticatedError,
   ValidationError,
@@ -51,6 +52,8 @@ export function maskError(error: unknown): GraphQLError {
         ...(located?.extensions.http ? { http: located.extensions.http } : {}),
         ...(domain instanceof QueryTooComplexError ? { http: { status: 400 } } : {}),
         ...(domain instanceof TimeoutError ? { http: { status: 503 } } : {}),
+        // Retry-After and the RateLimit fields are set on the response by the rate limit plugin.
+        ...(domain instanceof RateLimitedError ? { http: { status: 429 } } : {}),
         code: domain.code,
         type: domain.type,
         ...(domain instanceof ValidationError ? { errors: domain.fieldErrors } : {}),

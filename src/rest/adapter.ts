@@ -5,10 +5,11 @@
 // and Problem Details for every error.
 import { STATUS_CODES } from 'node:http';
 import { useSofa } from '@graphql-yoga/plugin-sofa';
-import { getNamedType, type GraphQLSchema } from 'graphql';
+import { GraphQLError, getNamedType, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { FieldError } from '../errors.ts';
 import { BEARER_CHALLENGE } from '../graphql/acts-for.ts';
+import { maskError } from '../graphql/errors.ts';
 import type { Logger } from '../log.ts';
 import { problem, problemFromGraphQLErrors, problemResponse, type Problem } from './problem-details.ts';
 import { restSchema } from './rest-schema.ts';
@@ -116,7 +117,8 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
       ROUTES.map((route) => [route.field, { method: route.method, path: sofaPath(route), responseStatus: route.status }]),
     ),
     errorHandler: (errors) => {
-      const body = problemFromGraphQLErrors(errors);
+      // Errors thrown by plugins at execution start (rate and cost limits) reach SOFA unmasked.
+      const body = problemFromGraphQLErrors(errors.map((error) => (error instanceof GraphQLError ? error : maskError(error))));
       // Errors masked by yoga were logged there; anything else failed inside SOFA itself.
       if (body.status === 500 && !errors.every((e) => (e as { extensions?: { code?: string } }).extensions?.code === 'INTERNAL')) {
         logger.error({ err: errors[0] }, 'unexpected error in a REST route');

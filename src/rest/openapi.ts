@@ -90,12 +90,25 @@ const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
   conflict: 'Conflict',
   'payload-too-large': 'PayloadTooLarge',
   'unsupported-media-type': 'UnsupportedMediaType',
+  'quota-exceeded': 'TooManyRequests',
   internal: 'InternalError',
   timeout: 'TimedOut',
 };
 
+/** Sent with every answer to a request with a valid key (see the README's Limits). */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': {
+    description: "The key's budget (draft-ietf-httpapi-ratelimit-headers): `q` operations per `w` seconds.",
+    schema: { type: 'string', example: '"per-key";q=600;w=60' },
+  },
+  RateLimit: {
+    description: 'What is left of the budget: `r` operations, renewed in `t` seconds.',
+    schema: { type: 'string', example: '"per-key";r=599;t=60' },
+  },
+};
+
 const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);
-const ref = (kind: 'schemas' | 'responses', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const ref = (kind: 'schemas' | 'responses' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
 /** A GraphQL object or input type as a JSON Schema, with nullability and the services' constraints. */
 function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?: string[]; closed?: boolean } = {}): Json {
@@ -151,28 +164,30 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
   if (['createUser', 'replaceUser', 'updateUser'].includes(route.operationId)) kinds.push('conflict');
   if (route.body) kinds.push('payload-too-large', 'unsupported-media-type');
-  kinds.push('internal', 'timeout');
+  kinds.push('quota-exceeded', 'internal', 'timeout');
   return kinds;
 }
 
 function operation(schema: GraphQLSchema, route: RestRoute): Json {
   const field = routeField(schema, route);
   const resultType = getNamedType(field.type).name;
+  const rateLimitHeaders = { 'RateLimit-Policy': ref('headers', 'RateLimit-Policy'), RateLimit: ref('headers', 'RateLimit') };
   const success =
     route.status === 204
-      ? { description: 'Done; no content.' }
+      ? { description: 'Done; no content.', headers: rateLimitHeaders }
       : {
           description: route.status === 201 ? 'Created.' : 'OK.',
-          ...(route.location
-            ? {
-                headers: {
+          headers: {
+            ...rateLimitHeaders,
+            ...(route.location
+              ? {
                   Location: {
                     description: 'Path of the created resource.',
                     schema: { type: 'string', example: route.location({ id: resultType === 'User' ? EXAMPLE_USER_ID : EXAMPLE_ORDER_ID }) },
                   },
-                },
-              }
-            : {}),
+                }
+              : {}),
+          },
           content: { 'application/json': { schema: ref('schemas', resultType), ...exampleFor(resultType) } },
         };
   return {
@@ -252,7 +267,24 @@ function problemResponses(): Json {
       instance: '/users',
       ...(kind === 'invalid-input' ? { errors: [{ field: 'email', message: 'must be an email address like ada@example.com' }] } : {}),
     };
-    responses[name] = { description: title, content: { 'application/problem+json': { schema: ref('schemas', 'Problem'), example } } };
+    const headers =
+      kind === 'quota-exceeded'
+        ? {
+            headers: {
+              'Retry-After': {
+                description: 'Seconds until the budget renews and the request would be admitted.',
+                schema: { type: 'integer', minimum: 1, example: 42 },
+              },
+              'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
+              RateLimit: ref('headers', 'RateLimit'),
+            },
+          }
+        : {};
+    responses[name] = {
+      description: title,
+      ...headers,
+      content: { 'application/problem+json': { schema: ref('schemas', 'Problem'), example } },
+    };
   }
   return responses;
 }
@@ -296,6 +328,7 @@ export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string)
     components: {
       schemas,
       responses: problemResponses(),
+      headers: RATE_LIMIT_HEADERS,
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key of the calling application.' },
       },

@@ -13,6 +13,7 @@ export const PROBLEM_KINDS = {
   conflict: { status: 409, title: 'Conflict' },
   'payload-too-large': { status: 413, title: 'Request body too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
+  'quota-exceeded': { status: 429, title: 'Too many requests' },
   internal: { status: 500, title: 'Internal error' },
   timeout: { status: 503, title: 'Timed out' },
 } as const;
@@ -38,6 +39,7 @@ const KIND_OF_CODE: Record<string, ProblemKind> = {
   CONFLICT: 'conflict',
   INTERNAL: 'internal',
   TIMEOUT: 'timeout',
+  RATE_LIMITED: 'quota-exceeded',
 };
 
 export function problem(kind: ProblemKind, detail: string, errors?: FieldError[]): Problem {

@@ -5,6 +5,7 @@ import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { CursorCodec } from '../../src/pagination/cursor.ts';
 import { createApp } from '../../src/server.ts';
 import { createLogger } from '../../src/log.ts';
+import { openRateLimitCounter } from '../../src/rate-limit/open.ts';
 import { UsageRecorder } from '../../src/services/api-key-usage.ts';
 import { userTokenVerifier } from '../../src/services/user-tokens.ts';
 import { ApiKeyVerifier, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
@@ -26,6 +27,7 @@ export interface GraphQLResponse<T = Record<string, unknown>> {
 
 export interface TestServer {
   url: string;
+  databaseUrl: string;
   /** A key with every scope; `gql` and `fetch` send it unless told otherwise. */
   apiKey: string;
   /** `fetch` against the server with the API key (headers given win, so a test can send another or none). */
@@ -51,14 +53,22 @@ export const TEST_PEPPER = 'test-api-key-pepper-that-is-long-enough-0123456789';
 /** Signs HS256 user tokens in tests (issuer `portico-dev`, audience `portico`: the development defaults). */
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-0123456789';
 
-export async function startTestServer(overrides: Partial<Config> = {}): Promise<TestServer> {
-  const database = await createTestDatabase();
-  // No key cache: revocations in tests take effect at once (the cache has its own tests).
+export interface TestServerOptions {
+  /** Serve another server's database (a second instance of the same deployment) instead of a fresh one. */
+  sharing?: TestServer;
+}
+
+export async function startTestServer(overrides: Partial<Config> = {}, { sharing }: TestServerOptions = {}): Promise<TestServer> {
+  const database = sharing ? { url: sharing.databaseUrl, drop: async () => undefined } : await createTestDatabase();
+  const defaults = loadConfig({ LOG_LEVEL: 'debug' });
+  // No key cache: revocations in tests take effect at once (the cache has its own tests). Rate
+  // limits stay out of the way of suites that send many requests; their own tests set them.
   const config = {
-    ...loadConfig({ LOG_LEVEL: 'debug' }),
+    ...defaults,
     databaseUrl: database.url,
     shutdownGraceMs: 2000,
     apiKeyCacheMs: 0,
+    rateLimit: { ...defaults.rateLimit, max: 1_000_000 },
     ...overrides,
   };
   const logs: Record<string, unknown>[] = [];
@@ -83,7 +93,8 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
   // Flushed by the tests themselves, so that they see exactly what one flush writes.
   const usage = new UsageRecorder(() => orm.em.fork(), logger, 0);
   const userTokens = await userTokenVerifier({ ...config.jwt, secret: config.jwt.secret ?? TEST_JWT_SECRET }, config.dataDir);
-  const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys, usage, userTokens });
+  const rateLimits = openRateLimitCounter(config.rateLimit, logger);
+  const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys, usage, userTokens, rateLimits });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
   const createKey = async (settings: Partial<KeySettings>) =>
@@ -94,6 +105,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
 
   return {
     url,
+    databaseUrl: database.url,
     apiKey,
     fetch: authorizedFetch,
     createKey,
@@ -111,6 +123,7 @@ export async function startTestServer(overrides: Partial<Config> = {}): Promise<
     },
     async close() {
       await app.close();
+      await rateLimits.close();
       await orm.close();
       await database.drop();
     },

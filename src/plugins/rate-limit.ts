@@ -1,0 +1,148 @@
+// Per-key rate limits on both faces, through @envelop/rate-limiter: it runs at execution start, where
+// a REST route and a GraphQL request meet, and checks every root field of the operation.
+//
+// What a request costs: one unit per root field it runs (a REST call runs one, so it costs the same
+// as the GraphQL query behind it; `{ a: user … b: user … }` costs 2). A request is admitted or
+// refused whole: its root fields are weighed together in one atomic step of the counter, so
+// concurrent requests never overshoot the budget and a refused request spends nothing. Documents
+// refused before execution (syntax, validation, shape and cost limits) cost nothing.
+//
+// The library keeps call timestamps through a read-then-write Store, which cannot be exact across
+// instances; so its Store here asks the window counter (memory or Redis), which decides atomically
+// and with the key's own limit, and answers the library in its terms: no timestamps when the
+// request fits, one when it does not (with `max: 1`, that is over the limit).
+import { Store, useRateLimiter, type Identity } from '@envelop/rate-limiter';
+import { Kind, getOperationAST, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { RateLimitedError } from '../errors.ts';
+import type { WindowState } from '../rate-limit/counter.ts';
+import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
+import type { RequestAuth } from './api-key.ts';
+
+/** The policy's name in the RateLimit and RateLimit-Policy fields. */
+const POLICY = 'per-key';
+
+export interface RateLimitOptions {
+  counter: FailOpenCounter;
+  /** Units per window for keys without a limit of their own. */
+  defaultLimit: number;
+  windowMs: number;
+}
+
+/** One request's budget check, shared by every root field of it and by the response headers. */
+interface Ticket {
+  id: string;
+  keyId: string;
+  limit: number;
+  cost: number;
+  decision?: Promise<WindowState | undefined>;
+  /** The settled decision; undefined while pending, or when the counter could not be asked. */
+  state?: WindowState;
+}
+
+interface RateLimitedServerContext {
+  auth?: RequestAuth;
+  rateLimit?: Ticket;
+}
+
+/** Root fields the chosen operation runs, through fragments; each costs one unit. */
+export function rootFieldCount(document: DocumentNode, operationName: string | null | undefined): number {
+  const operation = getOperationAST(document, operationName);
+  if (!operation) return 1;
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const count = (selectionSet: SelectionSetNode, seen: ReadonlySet<string>): number =>
+    selectionSet.selections.reduce((sum, selection) => {
+      if (selection.kind === Kind.FIELD) return sum + 1;
+      if (selection.kind === Kind.INLINE_FRAGMENT) return sum + count(selection.selectionSet, seen);
+      const fragment = fragments.get(selection.name.value);
+      if (!fragment || seen.has(fragment.name.value)) return sum;
+      return sum + count(fragment.selectionSet, new Set([...seen, fragment.name.value]));
+    }, 0);
+  return Math.max(count(operation.selectionSet, new Set()), 1);
+}
+
+const seconds = (ms: number) => Math.max(Math.ceil(ms / 1000), 1);
+
+function windowText(windowMs: number): string {
+  if (windowMs % 60_000 === 0) return windowMs === 60_000 ? 'minute' : `${windowMs / 60_000} minutes`;
+  return windowMs % 1000 === 0 ? `${windowMs / 1000} seconds` : `${windowMs} ms`;
+}
+
+/** The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), plus Retry-After on a refusal. */
+export function rateLimitHeaders(state: WindowState, windowMs: number): Record<string, string> {
+  const reset = seconds(state.resetMs);
+  return {
+    'ratelimit-policy': `"${POLICY}";q=${state.limit};w=${seconds(windowMs)}`,
+    ratelimit: `"${POLICY}";r=${state.remaining};t=${reset}`,
+    ...(state.allowed ? {} : { 'retry-after': String(reset) }),
+  };
+}
+
+export function useRateLimits(options: RateLimitOptions): Plugin[] {
+  const { counter, windowMs } = options;
+  /** Tickets of requests in flight, by id: the library hands its Store only the identity string. */
+  const tickets = new Map<string, Ticket>();
+  let sequence = 0;
+
+  class WindowStore extends Store {
+    getForIdentity(identity: Identity): Promise<readonly number[]> {
+      const ticket = tickets.get(identity.contextIdentity);
+      if (!ticket) return Promise.resolve([]);
+      ticket.decision ??= counter.consume(ticket.keyId, ticket.cost, ticket.limit, windowMs).then((state) => (ticket.state = state));
+      return ticket.decision.then((state) => (state && !state.allowed ? [Date.now()] : []));
+    }
+
+    // Counting happens in getForIdentity, atomically; fields are configured `readOnly`.
+    setForIdentity(): void {}
+  }
+
+  const perRootField = { field: '*', max: 1, readOnly: true };
+  const limiter = useRateLimiter({
+    identifyFn: (context) => (context as RateLimitedServerContext).rateLimit?.id ?? '',
+    configByField: [
+      { type: 'Query', ...perRootField },
+      { type: 'Mutation', ...perRootField },
+    ],
+    store: new WindowStore(),
+    formatError: ({ contextIdentity }) => {
+      const ticket = tickets.get(contextIdentity);
+      const state = ticket?.state;
+      if (!ticket || !state) return 'Rate limit exceeded for this API key.';
+      const over = ticket.cost > state.limit ? ` This request runs ${ticket.cost} operations; send fewer at once.` : '';
+      return (
+        `Rate limit of ${state.limit} operations per ${windowText(windowMs)} exceeded for this API key; ` +
+        `${state.remaining} left, the budget renews in ${seconds(state.resetMs)} s.${over}`
+      );
+    },
+    transformError: (message) => new RateLimitedError(message),
+  });
+
+  const tickets$: Plugin = {
+    onRequest({ serverContext }) {
+      const context = serverContext as RateLimitedServerContext;
+      if (!context.auth) return;
+      const { key } = context.auth;
+      const id = `${key.id}#${++sequence}`;
+      const ticket: Ticket = { id, keyId: key.id, limit: key.rateLimitPerMinute ?? options.defaultLimit, cost: 1 };
+      tickets.set(id, ticket);
+      context.rateLimit = ticket;
+    },
+    onExecute({ args }) {
+      const ticket = (args.contextValue as RateLimitedServerContext).rateLimit;
+      if (ticket && !ticket.decision) ticket.cost = rootFieldCount(args.document, args.operationName);
+    },
+    async onResponse({ serverContext, response }) {
+      const ticket = (serverContext as RateLimitedServerContext).rateLimit;
+      if (!ticket) return;
+      tickets.delete(ticket.id);
+      // A request refused before execution spent nothing; its answer still says where the budget stands.
+      const state = ticket.decision ? await ticket.decision : await counter.peek(ticket.keyId, ticket.limit, windowMs);
+      if (!state) return;
+      for (const [name, value] of Object.entries(rateLimitHeaders(state, windowMs))) response.headers.set(name, value);
+    },
+  };
+  return [tickets$, limiter as Plugin];
+}

@@ -1,0 +1,65 @@
+// Budgets in Redis, shared by every instance. Each check is one Lua script, so the read, the
+// decision and the increment are atomic: however many instances race, a budget of N admits exactly
+// N. Redis keeps the window's clock (PTTL), so instances' clocks need not agree.
+import { Redis } from 'ioredis';
+import type { RateLimitCounter, WindowState } from './counter.ts';
+
+// KEYS[1] the budget; ARGV cost, limit, window in ms. Returns { allowed (0/1), used, ms to reset }.
+const CONSUME = `
+local ttl = redis.call('PTTL', KEYS[1])
+local used = 0
+if ttl > 0 then used = tonumber(redis.call('GET', KEYS[1])) else ttl = tonumber(ARGV[3]) end
+local cost = tonumber(ARGV[1])
+if used + cost > tonumber(ARGV[2]) then return { 0, used, ttl } end
+if used == 0 then redis.call('SET', KEYS[1], cost, 'PX', ttl) else redis.call('INCRBY', KEYS[1], cost) end
+return { 1, used + cost, ttl }
+`;
+
+const PEEK = `
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl > 0 then return { 1, tonumber(redis.call('GET', KEYS[1])), ttl } end
+return { 1, 0, tonumber(ARGV[1]) }
+`;
+
+type Reply = [number, number, number];
+
+interface BudgetCommands {
+  rateLimitConsume(key: string, cost: number, limit: number, windowMs: number): Promise<Reply>;
+  rateLimitPeek(key: string, windowMs: number): Promise<Reply>;
+}
+
+export class RedisCounter implements RateLimitCounter {
+  readonly #redis: Redis & BudgetCommands;
+
+  constructor(url: string, options: { commandTimeoutMs: number; onConnectionError: (error: Error) => void }) {
+    const redis = new Redis(url, {
+      // A request must not wait for Redis to come back: with no connection, commands fail at once
+      // and the caller decides (see fail-open.ts); the client keeps reconnecting in the background.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: options.commandTimeoutMs,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+      keyPrefix: 'portico:rate-limit:',
+    });
+    redis.on('error', options.onConnectionError);
+    redis.defineCommand('rateLimitConsume', { numberOfKeys: 1, lua: CONSUME });
+    redis.defineCommand('rateLimitPeek', { numberOfKeys: 1, lua: PEEK });
+    this.#redis = redis as Redis & BudgetCommands;
+  }
+
+  async consume(key: string, cost: number, limit: number, windowMs: number): Promise<WindowState> {
+    return stateOf(await this.#redis.rateLimitConsume(key, cost, limit, windowMs), limit);
+  }
+
+  async peek(key: string, limit: number, windowMs: number): Promise<WindowState> {
+    return stateOf(await this.#redis.rateLimitPeek(key, windowMs), limit);
+  }
+
+  async close(): Promise<void> {
+    this.#redis.disconnect();
+  }
+}
+
+function stateOf([allowed, used, ttl]: Reply, limit: number): WindowState {
+  return { allowed: allowed === 1, limit, remaining: Math.max(limit - used, 0), resetMs: ttl };
+}

@@ -1,0 +1,240 @@
+// Per-key rate limits on both faces: the budget, what a request costs, honest 429s with Retry-After
+// and the RateLimit fields, per-key limits, window renewal; and, on Redis, one exact budget shared by
+// two instances, and requests going through unmetered while Redis is down.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { SKIP_REDIS, startTestRedis, type TestRedis } from '../support/redis.ts';
+
+const WINDOW_MS = 60_000;
+
+function rateLimitOf(response: { headers: Headers }): { remaining: number; reset: number } {
+  const match = /^"per-key";r=(\d+);t=(\d+)$/.exec(response.headers.get('ratelimit') ?? '');
+  if (!match) throw new Error(`no RateLimit field: ${response.headers.get('ratelimit')}`);
+  return { remaining: Number(match[1]), reset: Number(match[2]) };
+}
+
+async function createUser(server: TestServer): Promise<string> {
+  const response = await server.gql<{ createUser: { id: string } }>(
+    'mutation { createUser(input: { name: "Ada", email: "ada@example.com" }) { id } }',
+  );
+  return response.body.data!.createUser.id;
+}
+
+describe('one instance, counters in memory', () => {
+  let server: TestServer;
+  let userId: string;
+
+  beforeAll(async () => {
+    server = await startTestServer({ rateLimit: { max: 3, windowMs: WINDOW_MS, redisUrl: undefined } });
+    userId = await createUser(server);
+  });
+  afterAll(() => server.close());
+
+  const restGet = (key: string) => server.fetch(`/users/${userId}`, { headers: { 'x-api-key': key } });
+  const gqlGet = (key: string) => server.gql(`{ user(id: "${userId}") { id } }`, {}, { 'x-api-key': key });
+
+  it('admits the limit, then answers 429 on both faces with Retry-After and the RateLimit fields', async () => {
+    const key = await server.createKey({ name: 'Limited' });
+    for (const expected of [2, 1, 0]) {
+      const response = expected === 1 ? await gqlGet(key) : await restGet(key);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('ratelimit-policy')).toBe('"per-key";q=3;w=60');
+      expect(rateLimitOf(response).remaining).toBe(expected);
+      expect(rateLimitOf(response).reset).toBeGreaterThanOrEqual(1);
+      expect(rateLimitOf(response).reset).toBeLessThanOrEqual(60);
+      expect(response.headers.get('retry-after')).toBeNull();
+    }
+
+    server.statements.length = 0;
+    const rest = await restGet(key);
+    expect(rest.status).toBe(429);
+    expect(rest.headers.get('content-type')).toBe('application/problem+json');
+    const retryAfter = rest.headers.get('retry-after');
+    expect(retryAfter).toMatch(/^\d+$/);
+    expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+    expect(rateLimitOf(rest)).toEqual({ remaining: 0, reset: Number(retryAfter) });
+    const body = (await rest.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      type: 'https://portico.dev/problems/quota-exceeded',
+      title: 'Too many requests',
+      status: 429,
+      instance: `/users/${userId}`,
+    });
+    expect(body.detail).toMatch(/^Rate limit of 3 operations per minute exceeded for this API key; 0 left, the budget renews in \d+ s\.$/);
+
+    const graphql = await gqlGet(key);
+    expect(graphql.status).toBe(429);
+    expect(graphql.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(graphql.body.data ?? null).toBeNull();
+    expect(graphql.body.errors![0]!.extensions).toMatchObject({
+      code: 'RATE_LIMITED',
+      type: 'https://portico.dev/problems/quota-exceeded',
+    });
+    // A refused request reaches no resolver: only the API key lookup touched the database.
+    expect(server.statements.filter((sql) => !sql.includes('api_keys'))).toEqual([]);
+  });
+
+  it('keeps every key to its own budget', async () => {
+    const spent = await server.createKey({ name: 'Spent' });
+    for (let i = 0; i < 3; i++) expect((await restGet(spent)).status).toBe(200);
+    expect((await restGet(spent)).status).toBe(429);
+    const other = await server.createKey({ name: 'Other' });
+    const response = await restGet(other);
+    expect(response.status).toBe(200);
+    expect(rateLimitOf(response).remaining).toBe(2);
+  });
+
+  it('honours a key’s own limit over the default', async () => {
+    const generous = await server.createKey({ name: 'Generous', rateLimitPerMinute: 5 });
+    for (let i = 4; i >= 0; i--) {
+      const response = await restGet(generous);
+      expect(response.status).toBe(200);
+      expect(response.headers.get('ratelimit-policy')).toBe('"per-key";q=5;w=60');
+      expect(rateLimitOf(response).remaining).toBe(i);
+    }
+    expect((await restGet(generous)).status).toBe(429);
+
+    const strict = await server.createKey({ name: 'Strict', rateLimitPerMinute: 1 });
+    expect((await gqlGet(strict)).status).toBe(200);
+    expect((await gqlGet(strict)).status).toBe(429);
+  });
+
+  it('charges a root field as one operation: a REST call costs what its GraphQL query costs', async () => {
+    const key = await server.createKey({ name: 'Costs', rateLimitPerMinute: 10 });
+    const two = await server.gql(`{ a: user(id: "${userId}") { id } b: orders(userId: "${userId}") { id } }`, {}, { 'x-api-key': key });
+    expect(two.status).toBe(200);
+    expect(rateLimitOf(two).remaining).toBe(8);
+    expect(rateLimitOf(await restGet(key)).remaining).toBe(7);
+    expect(rateLimitOf(await gqlGet(key)).remaining).toBe(6);
+    // Root fields reached through a fragment count too.
+    const fragment = await server.gql(
+      `query { ...Both } fragment Both on Query { user(id: "${userId}") { id } order(id: "ord_01jd3x3b8vfb9s1p4t4p6q2k7m") { id } }`,
+      {},
+      { 'x-api-key': key },
+    );
+    expect(rateLimitOf(fragment).remaining).toBe(4);
+  });
+
+  it('refuses a request that does not fit whole, and spends nothing on it', async () => {
+    const key = await server.createKey({ name: 'Whole', rateLimitPerMinute: 2 });
+    expect(rateLimitOf(await restGet(key)).remaining).toBe(1);
+    const three = await server.gql(`{ a: user(id: "${userId}") { id } b: user(id: "${userId}") { id } }`, {}, { 'x-api-key': key });
+    expect(three.status).toBe(429);
+    expect(three.body.errors!.every((error) => error.extensions.code === 'RATE_LIMITED')).toBe(true);
+    expect(rateLimitOf(three).remaining).toBe(1);
+    expect((await restGet(key)).status).toBe(200);
+  });
+
+  it('charges nothing for a document refused before it runs, and still reports the budget', async () => {
+    const key = await server.createKey({ name: 'Broken documents', rateLimitPerMinute: 2 });
+    const broken = await server.gql('{ user(id: ', {}, { 'x-api-key': key });
+    expect(broken.status).toBe(400);
+    expect(broken.headers.get('ratelimit-policy')).toBe('"per-key";q=2;w=60');
+    expect(rateLimitOf(broken).remaining).toBe(2);
+    // Refused by the REST layer before the operation runs (an unknown parameter).
+    const invalid = await server.fetch('/users?colour=blue', { headers: { 'x-api-key': key } });
+    expect(invalid.status).toBe(400);
+    expect(rateLimitOf(invalid).remaining).toBe(2);
+    expect(rateLimitOf(await restGet(key)).remaining).toBe(1);
+  });
+
+  it('sends no RateLimit fields to requests without a valid key', async () => {
+    const response = await server.fetch('/users', { headers: { 'x-api-key': '' } });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('ratelimit')).toBeNull();
+  });
+});
+
+describe('window renewal', () => {
+  it('admits requests again once the window has passed', async () => {
+    const server = await startTestServer({ rateLimit: { max: 1, windowMs: 500, redisUrl: undefined } });
+    try {
+      const first = await server.fetch('/users?limit=1');
+      expect(first.status).toBe(200);
+      expect(first.headers.get('ratelimit-policy')).toBe('"per-key";q=1;w=1');
+      const refused = await server.fetch('/users?limit=1');
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      // Polled with a deadline; refused attempts spend nothing, so the first one past the window passes.
+      const deadline = Date.now() + 5_000;
+      let status = refused.status;
+      while (status === 429 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        status = (await server.fetch('/users?limit=1')).status;
+      }
+      expect(status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe.skipIf(SKIP_REDIS)('several instances sharing Redis', () => {
+  let redis: TestRedis;
+  let first: TestServer;
+  let second: TestServer;
+
+  beforeAll(async () => {
+    redis = await startTestRedis();
+    const rateLimit = { max: 100, windowMs: WINDOW_MS, redisUrl: redis.url };
+    first = await startTestServer({ rateLimit });
+    second = await startTestServer({ rateLimit }, { sharing: first });
+  });
+  afterAll(async () => {
+    await second?.close();
+    await first?.close();
+    await redis?.stop();
+  });
+
+  it('lets exactly the limit through when 200 requests race across two instances', async () => {
+    const key = await first.createKey({ name: 'Burst' });
+    const userId = await createUser(first);
+    const statuses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => {
+        const server = i % 2 === 0 ? first : second;
+        // Both faces, both instances: the budget is one.
+        return i % 4 < 2
+          ? server.fetch(`/users/${userId}`, { headers: { 'x-api-key': key } }).then((r) => r.status)
+          : server.gql(`{ user(id: "${userId}") { id } }`, {}, { 'x-api-key': key }).then((r) => r.status);
+      }),
+    );
+    expect(statuses.filter((status) => status === 200)).toHaveLength(100);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(100);
+    const after = await second.fetch(`/users/${userId}`, { headers: { 'x-api-key': key } });
+    expect(after.status).toBe(429);
+    expect(rateLimitOf(after).remaining).toBe(0);
+  });
+
+  it('lets requests through unmetered while Redis is down, says so in the log, and limits again when it is back', async () => {
+    const key = await first.createKey({ name: 'Outage', rateLimitPerMinute: 2 });
+    const get = () => first.fetch('/users?limit=1', { headers: { 'x-api-key': key } });
+    expect(rateLimitOf(await get()).remaining).toBe(1);
+
+    await redis.stop();
+    for (let i = 0; i < 5; i++) {
+      const response = await get();
+      expect(response.status).toBe(200);
+      // Nothing was counted, so nothing is claimed.
+      expect(response.headers.get('ratelimit')).toBeNull();
+    }
+    const outage = first.logs.filter((line) => line.msg === 'rate limit store unreachable; requests go through unmetered until it is back');
+    expect(outage).toHaveLength(1);
+    expect(outage[0]!.level).toBe(50);
+
+    await redis.start();
+    // The client reconnects on its own; poll until budgets are counted again (the new Redis is empty).
+    const deadline = Date.now() + 10_000;
+    let response = await get();
+    while (!response.headers.get('ratelimit') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      response = await get();
+    }
+    expect(response.status).toBe(200);
+    expect(rateLimitOf(response).remaining).toBe(1);
+    expect((await get()).status).toBe(200);
+    expect((await get()).status).toBe(429);
+    const recovered = first.logs.find((line) => line.msg === 'rate limit store reachable again; limits apply');
+    expect(recovered?.unmeteredRequests).toBeGreaterThanOrEqual(5);
+  });
+});
