@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { createYoga } from 'graphql-yoga';
+import { createYoga, useExecutionCancellation } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import type { MikroORM } from './db/orm.ts';
 import type { GraphQLContext } from './graphql/context.ts';
@@ -20,6 +20,8 @@ import type { UserTokenVerifier } from './services/user-tokens.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys, type RequestAuth } from './plugins/api-key.ts';
 import { answerProbe } from './plugins/probes.ts';
+import { armDeadline } from './plugins/deadline.ts';
+import { useUrlLimit } from './plugins/url-limit.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
 import { useRateLimits } from './plugins/rate-limit.ts';
 import { useUsageCounting } from './plugins/usage.ts';
@@ -83,6 +85,9 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: [
+      // A request past its deadline (deadline.ts) stops running resolvers.
+      useExecutionCancellation(),
+      useUrlLimit('/graphql'),
       useGraphiQLAssets(),
       useOpenApiDocument(VERSION),
       useApiDocs({ openApiPath: '/openapi.json' }),
@@ -119,9 +124,14 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
       logger.info({ requestId, method: req.method, url: scrubbedUrl(req.url ?? ''), status: res.statusCode, durationMs }, 'request');
     });
     requestContext.run({ requestId }, () => {
-      if (!answerProbe(req, res, probes)) void yoga(req, res);
+      if (answerProbe(req, res, probes)) return;
+      armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, graphqlPath: '/graphql', logger });
+      void yoga(req, res);
     });
   });
+  // Receiving a request (headers and body) is bounded by the same deadline; Node answers 408.
+  server.requestTimeout = config.requestTimeoutMs;
+  server.headersTimeout = Math.min(server.headersTimeout, config.requestTimeoutMs);
 
   return {
     server,

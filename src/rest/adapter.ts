@@ -165,7 +165,8 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
         const headers = new fetchAPI.Headers(request.headers);
         headers.set('content-type', 'application/json');
         headers.delete('content-length');
-        const forwarded = new fetchAPI.Request(target.toString(), { method: route.method, headers, body });
+        // The client's signal goes along, so a request past its deadline stops executing here too.
+        const forwarded = new fetchAPI.Request(target.toString(), { method: route.method, headers, body, signal: request.signal });
 
         let response: Response | undefined;
         await sofa.onRequest?.({ ...payload, request: forwarded, url: target, endResponse: (r: Response) => void (response = r) });

@@ -90,6 +90,7 @@ const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
   conflict: 'Conflict',
   'payload-too-large': 'PayloadTooLarge',
   'unsupported-media-type': 'UnsupportedMediaType',
+  'uri-too-long': 'UriTooLong',
   'quota-exceeded': 'TooManyRequests',
   internal: 'InternalError',
   timeout: 'TimedOut',
@@ -164,7 +165,7 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
   if (['createUser', 'replaceUser', 'updateUser'].includes(route.operationId)) kinds.push('conflict');
   if (route.body) kinds.push('payload-too-large', 'unsupported-media-type');
-  kinds.push('quota-exceeded', 'internal', 'timeout');
+  kinds.push('uri-too-long', 'quota-exceeded', 'internal', 'timeout');
   return kinds;
 }
 

@@ -12,6 +12,7 @@ export const PROBLEM_KINDS = {
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   conflict: { status: 409, title: 'Conflict' },
   'payload-too-large': { status: 413, title: 'Request body too large' },
+  'uri-too-long': { status: 414, title: 'URI too long' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type' },
   'quota-exceeded': { status: 429, title: 'Too many requests' },
   internal: { status: 500, title: 'Internal error' },

@@ -152,6 +152,23 @@ describe('request bounds', () => {
     expect(response.body.errors![0]!.extensions).toMatchObject({ type: 'https://portico.dev/problems/payload-too-large' });
   });
 
+  it('refuses batched GraphQL requests: one operation per request, so every limit applies to it', async () => {
+    const response = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: JSON.stringify([{ query: '{ __typename }' }, { query: '{ __typename }' }]),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      errors: [
+        {
+          message: 'Batching is not supported.',
+          extensions: { code: 'BAD_USER_INPUT', type: 'https://portico.dev/problems/invalid-input' },
+        },
+      ],
+    });
+  });
+
   it('refuses a long string argument as invalid input, not a slow insert', async () => {
     const response = await server.gql(
       'mutation ($name: String!) { createUser(input: { name: $name, email: "long@example.com" }) { id } }',
@@ -160,6 +177,27 @@ describe('request bounds', () => {
       },
     );
     expect(response.body.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', errors: [{ field: 'name' }] });
+  });
+});
+
+describe('URL bound', () => {
+  it('refuses a URL over 8 KiB with 414 on both faces, and takes one at the limit', async () => {
+    const query = `{ users(first: 1) { pageInfo { hasNextPage } } }`;
+    const padded = (length: number) => `/graphql?query=${encodeURIComponent(query)}&x=`.padEnd(length, 'x');
+    const long = await server.fetch(padded(8 * 1024 + 1), { headers: { accept: 'application/graphql-response+json' } });
+    expect(long.status).toBe(414);
+    expect(((await long.json()) as { errors: { message: string; extensions: object }[] }).errors[0]).toEqual({
+      message: 'The URL must be at most 8192 characters (it has 8193); send the document in a POST body instead.',
+      extensions: { code: 'BAD_USER_INPUT', type: 'https://portico.dev/problems/uri-too-long' },
+    });
+
+    const rest = await server.fetch(`/users?cursor=${'x'.repeat(9000)}`);
+    expect(rest.status).toBe(414);
+    expect(await rest.json()).toMatchObject({ type: 'https://portico.dev/problems/uri-too-long', status: 414, instance: '/users' });
+
+    // At the limit the request is served (yoga ignores the extra parameter).
+    const atLimit = await server.fetch(padded(8 * 1024), { headers: { accept: 'application/graphql-response+json' } });
+    expect(atLimit.status).toBe(200);
   });
 });
 

@@ -1,0 +1,28 @@
+// The overall deadline of a request, from the moment its headers arrived to its response: past it the
+// client gets 503 (Problem Details `…/timeout`, or GraphQL TIMEOUT) at once, however the work is
+// going. Answering closes the response, which aborts the request's signal, so GraphQL execution
+// starts no further resolver; a statement already running ends by DB_STATEMENT_TIMEOUT_MS at the
+// latest, and the pool gets its connection back then.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../log.ts';
+import { refusalParts, type Face } from './deny.ts';
+
+export function armDeadline(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: { timeoutMs: number; graphqlPath: string; logger: Logger },
+): void {
+  const timer = setTimeout(() => {
+    if (res.headersSent || res.writableEnded) return;
+    const path = (req.url ?? '/').split('?')[0]!;
+    const face: Face = path === options.graphqlPath ? 'graphql' : 'rest';
+    options.logger.warn({ timeoutMs: options.timeoutMs }, 'request passed its deadline; answered 503');
+    const seconds = options.timeoutMs >= 1000 ? `${options.timeoutMs / 1000} s` : `${options.timeoutMs} ms`;
+    const answer = refusalParts(face, path, String(req.headers.accept ?? ''), {
+      kind: 'timeout',
+      detail: `The request took longer than the ${seconds} this service allows and was stopped; try again, or ask for less at once.`,
+    });
+    res.writeHead(answer.status, answer.headers).end(answer.body);
+  }, options.timeoutMs);
+  res.once('close', () => clearTimeout(timer));
+}
