@@ -35,6 +35,8 @@ export interface Config {
   rateLimit: RateLimitConfig;
   /** Longest a request may take from its arrival to its response; past it the client gets 503. */
   requestTimeoutMs: number;
+  /** Browser origins allowed to call the API cross-origin (CORS); empty: none. */
+  corsOrigins: string[];
 }
 
 export interface RateLimitConfig {
@@ -121,6 +123,24 @@ function redisUrl(env: Env): string | undefined {
     throw new ConfigError(`REDIS_URL must start with redis:// or rediss:// (got "${url.protocol}//").`);
   }
   return raw;
+}
+
+function originList(env: Env, name: string): string[] {
+  const raw = env[name]?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      parsed = undefined;
+    }
+    if (!parsed || parsed.origin !== origin || !/^https?:$/.test(parsed.protocol)) {
+      throw new ConfigError(`${name} must be a comma-separated list of origins like https://app.example.com (got "${origin}").`);
+    }
+    return origin;
+  });
 }
 
 function jwtConfig(env: Env, production: boolean): JwtConfig {
@@ -214,5 +234,6 @@ export function loadConfig(env: Env = process.env): Config {
       redisUrl: redisUrl(env),
     },
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 15_000, 100, 600_000),
+    corsOrigins: originList(env, 'CORS_ORIGINS'),
   };
 }

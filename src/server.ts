@@ -61,6 +61,20 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
     landingPage: false,
     // Refused with 413 before parsing; GraphQL documents are bounded further by the token limit.
     maxRequestBodySize: MAX_BODY_BYTES,
+    // Callers are backends; a browser app may call only from an origin listed in CORS_ORIGINS. Keys
+    // travel in headers, never cookies, so credentials are not allowed.
+    cors: (request) => {
+      const origin = request.headers.get('origin');
+      if (!origin || !config.corsOrigins.includes(origin)) return false;
+      return {
+        origin: [origin],
+        credentials: false,
+        methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+        allowedHeaders: ['content-type', 'accept', 'x-api-key', 'authorization', 'x-request-id', 'x-graphql-yoga-csrf'],
+        exposedHeaders: ['ratelimit', 'ratelimit-policy', 'retry-after', 'location', 'x-request-id', 'warning'],
+        maxAge: 600,
+      };
+    },
     // Yoga's built-in probe matches any URL that merely ends in its path; ours are exact (probes.ts).
     healthCheckEndpoint: `/.yoga-health-${randomUUID()}`,
     // The page is public; it sends the key the user types into its headers.

@@ -30,6 +30,8 @@ describe('configuration', () => {
     [{ REDIS_URL: 'http://cache:6379' }, /REDIS_URL must start with redis:\/\/ or rediss:\/\//],
     [{ REDIS_URL: 'not a url' }, /REDIS_URL is not a valid URL/],
     [{ REQUEST_TIMEOUT_MS: '5' }, /REQUEST_TIMEOUT_MS must be a whole number from 100/],
+    [{ CORS_ORIGINS: 'https://app.example.com/path' }, /CORS_ORIGINS must be a comma-separated list of origins/],
+    [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS must be a comma-separated list of origins/],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

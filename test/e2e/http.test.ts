@@ -201,6 +201,39 @@ describe('URL bound', () => {
   });
 });
 
+describe('CORS', () => {
+  it('lets only the configured origins call from a browser, and shows them the rate limit fields', async () => {
+    const cors = await startTestServer({ corsOrigins: ['https://app.example.com'] });
+    try {
+      const preflight = await fetch(`${cors.url}/users`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://app.example.com',
+          'access-control-request-method': 'GET',
+          'access-control-request-headers': 'x-api-key',
+        },
+      });
+      expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('x-api-key');
+      expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
+
+      const allowed = await cors.fetch('/users', { headers: { origin: 'https://app.example.com' } });
+      expect(allowed.status).toBe(200);
+      expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+      expect(allowed.headers.get('access-control-expose-headers')).toContain('ratelimit');
+
+      const other = await cors.fetch('/users', { headers: { origin: 'https://evil.example' } });
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+      // With no CORS_ORIGINS, no origin is allowed.
+      const none = await server.fetch('/users', { headers: { origin: 'https://app.example.com' } });
+      expect(none.headers.get('access-control-allow-origin')).toBeNull();
+    } finally {
+      await cors.close();
+    }
+  });
+});
+
 describe('CSRF prevention', () => {
   it('refuses a GraphQL GET that a cross-site page could send (key in the URL, no custom header)', async () => {
     const query = encodeURIComponent('{ users(first: 1) { pageInfo { hasNextPage } } }');
