@@ -11,6 +11,10 @@ import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createLogger } from '../src/log.ts';
 import { ApiKeyVerifier } from '../src/services/api-keys.ts';
+import { MemoryCounter, type RateLimitCounter } from '../src/rate-limit/counter.ts';
+import { RedisCounter } from '../src/rate-limit/redis-counter.ts';
+// The same private redis-server the tests start (a real server on a free loopback port).
+import { REDIS_SERVER_PATH, startTestRedis } from '../test/support/redis.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 100_000);
 const ORDERS_PER_USER = 10;
@@ -98,6 +102,29 @@ async function warmKeyCheck(databaseUrl: string, pepper: string): Promise<number
     return ((performance.now() - started) * 1000) / rounds;
   } finally {
     await orm.close();
+  }
+}
+
+/** Mean cost of one rate limit budget check, one after another (for Redis: a round trip each). */
+async function budgetCheck(counter: RateLimitCounter): Promise<number> {
+  const rounds = 20_000;
+  const started = performance.now();
+  for (let i = 0; i < rounds; i++) await counter.consume('bench', 1, 1_000_000_000, 60_000);
+  const micros = ((performance.now() - started) * 1000) / rounds;
+  await counter.close();
+  return micros;
+}
+
+/** The Redis check on a private redis-server, when one is installed. */
+async function redisBudgetCheck(): Promise<number | undefined> {
+  if (!REDIS_SERVER_PATH) return undefined;
+  const redis = await startTestRedis();
+  try {
+    const counter = new RedisCounter(redis.url, { commandTimeoutMs: 1000, onConnectionError: () => undefined });
+    if (!(await counter.waitUntilReady(5000))) throw new Error('the benchmark Redis did not answer');
+    return await budgetCheck(counter);
+  } finally {
+    await redis.stop();
   }
 }
 
@@ -194,6 +221,13 @@ try {
   const rows: string[] = [];
   for (const scenario of scenarios) rows.push(await measure(url, scenario));
   const warmKeyCheckUs = await warmKeyCheck(database.url(), pepper);
+  const memoryBudgetUs = await budgetCheck(new MemoryCounter(60_000));
+  const redisBudgetUs = await redisBudgetCheck();
+  const budgets =
+    `A rate limit budget check takes ${memoryBudgetUs.toFixed(2)} µs in memory` +
+    (redisBudgetUs === undefined
+      ? ' (no redis-server to measure the Redis one).'
+      : ` and ${redisBudgetUs.toFixed(0)} µs in Redis on the same machine (one round trip).`);
 
   const report = [
     '# Benchmark report',
@@ -203,6 +237,8 @@ try {
     'load generated from a second process on the same machine.',
     '',
     `Seeding took ${seedSeconds.toFixed(1)} s. A warm API key check (cached verification) takes ${warmKeyCheckUs.toFixed(2)} µs.`,
+    budgets,
+    "Every scenario request passes the per-key rate limit check (in memory; the benchmark key's budget is out of reach).",
     '',
     '| scenario | requests/s | p50 ms | p95 ms | p99 ms |',
     '|---|---|---|---|---|',

@@ -47,7 +47,7 @@ try {
   const keyChanges = await listen(db.url, API_KEYS_CHANNEL, () => apiKeys.invalidate(), logger);
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
   const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
-  const rateLimits = openRateLimitCounter(config.rateLimit, logger);
+  const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
   const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys, usage, userTokens, rateLimits });
   const address = await app.listen();
   stop = async () => {

@@ -8,14 +8,19 @@ import { RedisCounter } from './redis-counter.ts';
 
 /** A budget check waits at most this long for Redis before the request goes through unmetered. */
 const REDIS_COMMAND_TIMEOUT_MS = 500;
+/** How long a start waits for Redis before serving anyway. */
+const REDIS_CONNECT_WAIT_MS = 3000;
 
-export function openRateLimitCounter(config: RateLimitConfig, logger: Logger): FailOpenCounter {
-  const counter = config.redisUrl
-    ? new RedisCounter(config.redisUrl, {
-        commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS,
-        // The client retries on its own; the outage is reported once, by the fail-open wrapper.
-        onConnectionError: (error) => logger.debug({ err: error }, 'rate limit store connection error'),
-      })
-    : new MemoryCounter(config.windowMs);
-  return new FailOpenCounter(counter, logger);
+export async function openRateLimitCounter(config: RateLimitConfig, logger: Logger): Promise<FailOpenCounter> {
+  if (!config.redisUrl) return new FailOpenCounter(new MemoryCounter(config.windowMs), logger);
+  const redis = new RedisCounter(config.redisUrl, {
+    commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS,
+    // The client retries on its own; an outage is reported once, by the fail-open wrapper.
+    onConnectionError: (error) => logger.debug({ err: error }, 'rate limit store connection error'),
+  });
+  // Commands are not queued while disconnected, so the first requests would otherwise go unmetered.
+  if (!(await redis.waitUntilReady(REDIS_CONNECT_WAIT_MS))) {
+    logger.error('rate limit store (REDIS_URL) unreachable at start; requests go through unmetered until it is reachable');
+  }
+  return new FailOpenCounter(redis, logger);
 }

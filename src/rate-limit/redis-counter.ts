@@ -47,6 +47,22 @@ export class RedisCounter implements RateLimitCounter {
     this.#redis = redis as Redis & BudgetCommands;
   }
 
+  /** Resolves true once connected, or false if that takes longer than `timeoutMs` (it keeps trying). */
+  waitUntilReady(timeoutMs: number): Promise<boolean> {
+    if (this.#redis.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#redis.off('ready', onReady);
+        resolve(false);
+      }, timeoutMs);
+      const onReady = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      this.#redis.once('ready', onReady);
+    });
+  }
+
   async consume(key: string, cost: number, limit: number, windowMs: number): Promise<WindowState> {
     return stateOf(await this.#redis.rateLimitConsume(key, cost, limit, windowMs), limit);
   }

@@ -170,6 +170,25 @@ describe('window renewal', () => {
   });
 });
 
+describe('Redis unreachable at start', () => {
+  it('serves unmetered, and says so', async () => {
+    // Nothing listens on port 1: connections are refused.
+    const server = await startTestServer({ rateLimit: { max: 1, windowMs: WINDOW_MS, redisUrl: 'redis://127.0.0.1:1' } });
+    try {
+      expect(
+        server.logs.some((line) => line.level === 50 && String(line.msg).startsWith('rate limit store (REDIS_URL) unreachable at start')),
+      ).toBe(true);
+      for (let i = 0; i < 3; i++) {
+        const response = await server.fetch('/users?limit=1');
+        expect(response.status).toBe(200);
+        expect(response.headers.get('ratelimit')).toBeNull();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe.skipIf(SKIP_REDIS)('several instances sharing Redis', () => {
   let redis: TestRedis;
   let first: TestServer;
@@ -188,6 +207,8 @@ describe.skipIf(SKIP_REDIS)('several instances sharing Redis', () => {
   });
 
   it('lets exactly the limit through when 200 requests race across two instances', async () => {
+    // Both instances were connected before they served: nothing went through unmetered.
+    expect([...first.logs, ...second.logs].filter((line) => String(line.msg).startsWith('rate limit store'))).toEqual([]);
     const key = await first.createKey({ name: 'Burst' });
     const userId = await createUser(first);
     const statuses = await Promise.all(

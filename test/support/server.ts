@@ -93,7 +93,7 @@ export async function startTestServer(overrides: Partial<Config> = {}, { sharing
   // Flushed by the tests themselves, so that they see exactly what one flush writes.
   const usage = new UsageRecorder(() => orm.em.fork(), logger, 0);
   const userTokens = await userTokenVerifier({ ...config.jwt, secret: config.jwt.secret ?? TEST_JWT_SECRET }, config.dataDir);
-  const rateLimits = openRateLimitCounter(config.rateLimit, logger);
+  const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
   const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys, usage, userTokens, rateLimits });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
