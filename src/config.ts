@@ -93,34 +93,18 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(`${name} must be true or false (got "${env[name]}").`);
 }
 
-function databaseUrl(env: Env): string | undefined {
-  const raw = env.DATABASE_URL?.trim();
+/** A server URL with one of the given schemes; it may hold a password, so the value is never echoed. */
+function serverUrl(env: Env, name: string, schemes: readonly [string, string], example: string): string | undefined {
+  const raw = env[name]?.trim();
   if (!raw) return undefined;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    // The value may hold a password: never echo it.
-    throw new ConfigError('DATABASE_URL is not a valid URL; expected postgres://user:password@host:5432/database.');
+    throw new ConfigError(`${name} is not a valid URL; expected ${example}.`);
   }
-  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError(`DATABASE_URL must start with postgres:// or postgresql:// (got "${url.protocol}//").`);
-  }
-  return raw;
-}
-
-function redisUrl(env: Env): string | undefined {
-  const raw = env.REDIS_URL?.trim();
-  if (!raw) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    // The value may hold a password: never echo it.
-    throw new ConfigError('REDIS_URL is not a valid URL; expected redis://[:password@]host:6379[/db].');
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    throw new ConfigError(`REDIS_URL must start with redis:// or rediss:// (got "${url.protocol}//").`);
+  if (!schemes.includes(url.protocol.slice(0, -1))) {
+    throw new ConfigError(`${name} must start with ${schemes[0]}:// or ${schemes[1]}:// (got "${url.protocol}//").`);
   }
   return raw;
 }
@@ -207,7 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
     host: env.HOST?.trim() || '0.0.0.0',
-    databaseUrl: databaseUrl(env),
+    databaseUrl: serverUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'], 'postgres://user:password@host:5432/database'),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
     statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     production,
@@ -231,7 +215,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: {
       max: integer(env, 'RATE_LIMIT', 600, 1, 1_000_000_000),
       windowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
-      redisUrl: redisUrl(env),
+      redisUrl: serverUrl(env, 'REDIS_URL', ['redis', 'rediss'], 'redis://[:password@]host:6379[/db]'),
     },
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 15_000, 100, 600_000),
     corsOrigins: originList(env, 'CORS_ORIGINS'),
