@@ -23,7 +23,7 @@ import { answerProbe } from './plugins/probes.ts';
 import { armDeadline } from './plugins/deadline.ts';
 import { useUrlLimit } from './plugins/url-limit.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
-import { useRateLimits } from './plugins/rate-limit.ts';
+import { useRateLimits, type RateLimitTicket } from './plugins/rate-limit.ts';
 import { useUsageCounting } from './plugins/usage.ts';
 import { useUserTokens } from './plugins/user-token.ts';
 import { MAX_BODY_BYTES, useRest } from './rest/adapter.ts';
@@ -55,7 +55,7 @@ export interface App {
 export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTokens, rateLimits }: AppDependencies): App {
   let draining = false;
 
-  const yoga = createYoga<{ auth?: RequestAuth }, GraphQLContext>({
+  const yoga = createYoga<{ auth?: RequestAuth; rateLimit?: RateLimitTicket }, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -91,11 +91,11 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
         else logger.error({ err: error, detail: rest }, 'unexpected error while handling a request');
       },
     },
-    context: ({ auth }) => {
+    context: ({ auth, rateLimit }) => {
       // The API key plugin has run for every request that reaches execution.
       if (!auth) throw new Error('request reached execution without verified credentials');
       const em = orm.em.fork();
-      return { em, cursors, loaders: createLoaders(em), auth };
+      return { em, cursors, loaders: createLoaders(em), auth, rateLimit };
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: [

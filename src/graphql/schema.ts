@@ -5,5 +5,6 @@ import './types/user.ts';
 import './types/order.ts';
 import './types/user-list.ts';
 import './types/order-list.ts';
+import './types/rate-limit.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

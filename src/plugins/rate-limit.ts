@@ -29,20 +29,27 @@ export interface RateLimitOptions {
   windowMs: number;
 }
 
-/** One request's budget check, shared by every root field of it and by the response headers. */
-interface Ticket {
+/**
+ * One request's budget check, shared by every root field of it, the response headers and the
+ * `rateLimit` query field.
+ */
+export interface RateLimitTicket {
   id: string;
   keyId: string;
   limit: number;
+  /** Operations this request runs (its root fields). */
   cost: number;
+  windowMs: number;
   decision?: Promise<WindowState | undefined>;
   /** The settled decision; undefined while pending, or when the counter could not be asked. */
   state?: WindowState;
+  /** When the decision was made (resetMs counts from here). */
+  decidedAt?: number;
 }
 
 interface RateLimitedServerContext {
   auth?: RequestAuth;
-  rateLimit?: Ticket;
+  rateLimit?: RateLimitTicket;
 }
 
 /** Root fields the chosen operation runs, through fragments; each costs one unit. */
@@ -84,14 +91,17 @@ export function rateLimitHeaders(state: WindowState, windowMs: number): Record<s
 export function useRateLimits(options: RateLimitOptions): Plugin[] {
   const { counter, windowMs } = options;
   /** Tickets of requests in flight, by id: the library hands its Store only the identity string. */
-  const tickets = new Map<string, Ticket>();
+  const tickets = new Map<string, RateLimitTicket>();
   let sequence = 0;
 
   class WindowStore extends Store {
     getForIdentity(identity: Identity): Promise<readonly number[]> {
       const ticket = tickets.get(identity.contextIdentity);
       if (!ticket) return Promise.resolve([]);
-      ticket.decision ??= counter.consume(ticket.keyId, ticket.cost, ticket.limit, windowMs).then((state) => (ticket.state = state));
+      ticket.decision ??= counter.consume(ticket.keyId, ticket.cost, ticket.limit, windowMs).then((state) => {
+        ticket.decidedAt = Date.now();
+        return (ticket.state = state);
+      });
       return ticket.decision.then((state) => (state && !state.allowed ? [Date.now()] : []));
     }
 
@@ -126,7 +136,7 @@ export function useRateLimits(options: RateLimitOptions): Plugin[] {
       if (!context.auth) return;
       const { key } = context.auth;
       const id = `${key.id}#${++sequence}`;
-      const ticket: Ticket = { id, keyId: key.id, limit: key.rateLimitPerMinute ?? options.defaultLimit, cost: 1 };
+      const ticket: RateLimitTicket = { id, keyId: key.id, limit: key.rateLimitPerMinute ?? options.defaultLimit, cost: 1, windowMs };
       tickets.set(id, ticket);
       context.rateLimit = ticket;
     },

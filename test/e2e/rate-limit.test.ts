@@ -116,6 +116,21 @@ describe('one instance, counters in memory', () => {
     expect(rateLimitOf(fragment).remaining).toBe(4);
   });
 
+  it('tells GraphQL clients their budget in the rateLimit field, this request included', async () => {
+    const key = await server.createKey({ name: 'Curious', scopes: ['orders:read'], rateLimitPerMinute: 10 });
+    const before = Date.now();
+    const response = await server.gql<{
+      rateLimit: { limit: number; remaining: number; cost: number; resetAt: string; windowSeconds: number };
+    }>('{ rateLimit { limit remaining cost resetAt windowSeconds } again: rateLimit { remaining } }', {}, { 'x-api-key': key });
+    expect(response.status).toBe(200);
+    expect(response.body.errors).toBeUndefined();
+    const budget = response.body.data!.rateLimit;
+    expect(budget).toMatchObject({ limit: 10, remaining: 8, cost: 2, windowSeconds: 60 });
+    expect(Date.parse(budget.resetAt)).toBeGreaterThan(before);
+    expect(Date.parse(budget.resetAt)).toBeLessThanOrEqual(Date.now() + WINDOW_MS);
+    expect(rateLimitOf(response).remaining).toBe(8);
+  });
+
   it('refuses a request that does not fit whole, and spends nothing on it', async () => {
     const key = await server.createKey({ name: 'Whole', rateLimitPerMinute: 2 });
     expect(rateLimitOf(await restGet(key)).remaining).toBe(1);
