@@ -127,6 +127,8 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
       if (draining) return 'shutting down';
       return (await orm.checkConnection()).ok ? undefined : 'database unreachable';
     },
+    // The limiter fails open, so its store's health is a figure to watch, not a reason to take no traffic.
+    details: () => ({ rateLimits: { ...rateLimits.stats } }),
   };
 
   const server = http.createServer((req, res) => {

@@ -6,16 +6,16 @@ import { problem, type ProblemKind } from '../rest/problem-details.ts';
 
 export type Face = 'graphql' | 'rest';
 
-/** GraphQL error codes of the refusals made outside GraphQL execution. */
-const CODE_OF_KIND: Partial<Record<ProblemKind, string>> = {
+/** The refusals made outside GraphQL execution, and their GraphQL error codes. */
+const CODE_OF_KIND = {
   unauthenticated: 'UNAUTHENTICATED',
   forbidden: 'FORBIDDEN',
   timeout: 'TIMEOUT',
   'uri-too-long': 'BAD_USER_INPUT',
-};
+} as const satisfies Partial<Record<ProblemKind, string>>;
 
 export interface Refusal {
-  kind: 'unauthenticated' | 'forbidden' | 'timeout' | 'uri-too-long';
+  kind: keyof typeof CODE_OF_KIND;
   detail: string;
   headers?: Record<string, string>;
 }

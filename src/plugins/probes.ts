@@ -4,6 +4,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 export interface Probes {
   /** Resolves to a reason when the service should not receive traffic, undefined when it may. */
   notReadyReason(): Promise<string | undefined>;
+  /** Figures for monitoring, added to every /ready answer; they do not decide readiness. */
+  details(): Record<string, unknown>;
 }
 
 function send(res: ServerResponse, status: number, body: object): void {
@@ -24,8 +26,11 @@ export function answerProbe(req: IncomingMessage, res: ServerResponse, probes: P
     return true;
   }
   probes.notReadyReason().then(
-    (reason) => (reason === undefined ? send(res, 200, { status: 'ready' }) : send(res, 503, { status: 'unavailable', reason })),
-    () => send(res, 503, { status: 'unavailable', reason: 'readiness check failed' }),
+    (reason) =>
+      reason === undefined
+        ? send(res, 200, { status: 'ready', ...probes.details() })
+        : send(res, 503, { status: 'unavailable', reason, ...probes.details() }),
+    () => send(res, 503, { status: 'unavailable', reason: 'readiness check failed', ...probes.details() }),
   );
   return true;
 }

@@ -12,12 +12,12 @@
 // and with the key's own limit, and answers the library in its terms: no timestamps when the
 // request fits, one when it does not (with `max: 1`, that is over the limit).
 import { Store, useRateLimiter, type Identity } from '@envelop/rate-limiter';
-import { Kind, getOperationAST, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { RateLimitedError } from '../errors.ts';
 import type { WindowState } from '../rate-limit/counter.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import type { RequestAuth } from './api-key.ts';
+import { rootFields } from './root-fields.ts';
 
 /** The policy's name in the RateLimit and RateLimit-Policy fields. */
 const POLICY = 'per-key';
@@ -50,25 +50,6 @@ export interface RateLimitTicket {
 interface RateLimitedServerContext {
   auth?: RequestAuth;
   rateLimit?: RateLimitTicket;
-}
-
-/** Root fields the chosen operation runs, through fragments; each costs one unit. */
-export function rootFieldCount(document: DocumentNode, operationName: string | null | undefined): number {
-  const operation = getOperationAST(document, operationName);
-  if (!operation) return 1;
-  const fragments = new Map<string, FragmentDefinitionNode>();
-  for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  }
-  const count = (selectionSet: SelectionSetNode, seen: ReadonlySet<string>): number =>
-    selectionSet.selections.reduce((sum, selection) => {
-      if (selection.kind === Kind.FIELD) return sum + 1;
-      if (selection.kind === Kind.INLINE_FRAGMENT) return sum + count(selection.selectionSet, seen);
-      const fragment = fragments.get(selection.name.value);
-      if (!fragment || seen.has(fragment.name.value)) return sum;
-      return sum + count(fragment.selectionSet, new Set([...seen, fragment.name.value]));
-    }, 0);
-  return Math.max(count(operation.selectionSet, new Set()), 1);
 }
 
 const seconds = (ms: number) => Math.max(Math.ceil(ms / 1000), 1);
@@ -142,7 +123,8 @@ export function useRateLimits(options: RateLimitOptions): Plugin[] {
     },
     onExecute({ args }) {
       const ticket = (args.contextValue as RateLimitedServerContext).rateLimit;
-      if (ticket && !ticket.decision) ticket.cost = rootFieldCount(args.document, args.operationName);
+      // Each root field costs one unit; validation guarantees an operation has at least one.
+      if (ticket && !ticket.decision) ticket.cost = Math.max(rootFields(args.document, args.operationName)?.fields.length ?? 1, 1);
     },
     async onResponse({ serverContext, response }) {
       const ticket = (serverContext as RateLimitedServerContext).rateLimit;

@@ -1,7 +1,7 @@
 // What happens when the shared counters cannot be reached: requests go through unmetered rather than
 // all failing, since an outage of the limiter should not become an outage of the API. The first
 // failure of an outage is logged as an error, its end with how many requests went unmetered, and
-// the running totals are kept in `stats`.
+// the running figures in `stats` are served on /ready for monitoring.
 import type { Logger } from '../log.ts';
 import type { RateLimitCounter, WindowState } from './counter.ts';
 

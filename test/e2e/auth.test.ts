@@ -224,6 +224,9 @@ describe('usage', () => {
     for (let i = 0; i < 3; i++) expect((await restGet(`/users/${userId}`, { 'x-api-key': secret })).status).toBe(200);
     for (let i = 0; i < 2; i++) expect((await graphql(`{ user(id: "${userId}") { id } }`, { 'x-api-key': secret })).status).toBe(200);
     expect((await graphql(USERS, { 'x-api-key': secret })).status).toBe(200);
+    // Root fields reached through a fragment are the operation too, as the rate limiter counts them.
+    const viaFragment = `query { ...Both } fragment Both on Query { user(id: "${userId}") { id } users(first: 1) { edges { cursor } } }`;
+    expect((await graphql(viaFragment, { 'x-api-key': secret })).status).toBe(200);
     expect(server.statements.filter((sql) => sql.includes('api_key_usage'))).toEqual([]);
 
     await server.usage.flush();
@@ -231,6 +234,7 @@ describe('usage', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(await usageOfApiKey(server.orm.em.fork(), id, 1)).toEqual([
       { day: today, operation: 'Query.user', requests: 5 },
+      { day: today, operation: 'Query.user+Query.users', requests: 1 },
       { day: today, operation: 'Query.users', requests: 1 },
     ]);
     const [row] = await server.orm.em

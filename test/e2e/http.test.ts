@@ -90,7 +90,7 @@ describe('probes and routes', () => {
     const health = await fetch(`${server.url}/health`);
     expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
     const ready = await fetch(`${server.url}/ready`);
-    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready' }]);
+    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready', rateLimits: { degraded: false, unmeteredRequests: 0 } }]);
   });
 
   it('answers an unknown path with 404, and leaves paths that merely end in /health to their routes', async () => {
@@ -105,7 +105,11 @@ describe('probes and routes', () => {
       await doomed.orm.close(true);
       const ready = await fetch(`${doomed.url}/ready`);
       expect(ready.status).toBe(503);
-      expect(await ready.json()).toEqual({ status: 'unavailable', reason: 'database unreachable' });
+      expect(await ready.json()).toEqual({
+        status: 'unavailable',
+        reason: 'database unreachable',
+        rateLimits: { degraded: false, unmeteredRequests: 0 },
+      });
       expect((await fetch(`${doomed.url}/health`)).status).toBe(200);
     } finally {
       await doomed.close().catch(() => undefined);

@@ -257,6 +257,10 @@ describe.skipIf(SKIP_REDIS)('several instances sharing Redis', () => {
     const outage = first.logs.filter((line) => line.msg === 'rate limit store unreachable; requests go through unmetered until it is back');
     expect(outage).toHaveLength(1);
     expect(outage[0]!.level).toBe(50);
+    // The outage is a figure for monitoring; the instance stays ready, since requests are served.
+    const ready = await fetch(`${first.url}/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', rateLimits: { degraded: true, unmeteredRequests: 5 } });
 
     await redis.start();
     // The client reconnects on its own; poll until budgets are counted again (the new Redis is empty).
@@ -272,5 +276,8 @@ describe.skipIf(SKIP_REDIS)('several instances sharing Redis', () => {
     expect((await get()).status).toBe(429);
     const recovered = first.logs.find((line) => line.msg === 'rate limit store reachable again; limits apply');
     expect(recovered?.unmeteredRequests).toBeGreaterThanOrEqual(5);
+    const after = (await (await fetch(`${first.url}/ready`)).json()) as { rateLimits: { degraded: boolean; unmeteredRequests: number } };
+    expect(after.rateLimits.degraded).toBe(false);
+    expect(after.rateLimits.unmeteredRequests).toBe(recovered!.unmeteredRequests);
   });
 });

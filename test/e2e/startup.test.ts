@@ -200,7 +200,10 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     expect(messages).toContain('initialising the embedded PostgreSQL data folder (first run)');
     expect(messages).toContain('embedded PostgreSQL started');
     expect(await httpJson(`http://127.0.0.1:${port}/health`)).toEqual({ status: 200, body: { status: 'ok' } });
-    expect(await httpJson(`http://127.0.0.1:${port}/ready`)).toEqual({ status: 200, body: { status: 'ready' } });
+    expect(await httpJson(`http://127.0.0.1:${port}/ready`)).toEqual({
+      status: 200,
+      body: { status: 'ready', rateLimits: { degraded: false, unmeteredRequests: 0 } },
+    });
 
     // A fresh development install creates a key with every scope and shows it once, on the terminal.
     apiKey = await waitFor(() => /pk_test_[0-9A-Za-z]{33}/.exec(run.stderr)?.[0], 10_000, 'the first key on stderr');
@@ -255,7 +258,10 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     const takeover = logs(run).find((line) => line.msg.includes('taking it over'));
     expect(takeover).toMatchObject({ level: 40, pid: pgPid });
     expect(await postgresPid(dataDir)).toBe(pgPid);
-    expect(await httpJson(`http://127.0.0.1:${port}/ready`)).toEqual({ status: 200, body: { status: 'ready' } });
+    expect(await httpJson(`http://127.0.0.1:${port}/ready`)).toEqual({
+      status: 200,
+      body: { status: 'ready', rateLimits: { degraded: false, unmeteredRequests: 0 } },
+    });
     expect(await gql(port, READ_USER, { id: user.id })).toEqual({ user });
 
     run.child.kill('SIGTERM');
