@@ -5,14 +5,16 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import {
   Kind,
+  getArgumentValues,
   getNamedType,
   getOperationAST,
+  getVariableValues,
   isCompositeType,
+  type DocumentNode,
   type FragmentDefinitionNode,
   type GraphQLCompositeType,
   type GraphQLSchema,
   type SelectionSetNode,
-  type ValueNode,
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config.ts';
@@ -20,7 +22,7 @@ import { QueryTooComplexError } from '../errors.ts';
 import { PAGE_SIZE, ORDERS_BY_USER_MAX } from '../services/limits.ts';
 
 /** Fields whose size is fixed rather than chosen by an argument. */
-const FIXED_SIZES: Record<string, number> = { 'Query.orders': ORDERS_BY_USER_MAX };
+const FIXED_SIZES: ReadonlyMap<string, number> = new Map([['Query.orders', ORDERS_BY_USER_MAX]]);
 const SIZE_ARGUMENTS = ['first', 'limit'];
 
 /**
@@ -28,15 +30,15 @@ const SIZE_ARGUMENTS = ['first', 'limit'];
  * larger one is refused as invalid input by its resolver before any work, so it is not weighed as if
  * it would run.
  */
-function sizeOf(value: ValueNode | undefined, variables: Record<string, unknown>): number {
-  const given = value?.kind === Kind.INT ? Number(value.value) : value?.kind === Kind.VARIABLE ? variables[value.name.value] : undefined;
+function sizeOf(given: unknown): number {
   return typeof given === 'number' ? Math.min(Math.max(given, 0), PAGE_SIZE.max) : PAGE_SIZE.default;
 }
 
 /**
  * Each field costs 1; a paged field (one that takes `first` or `limit`) multiplies what is selected
  * below it by its page size, so `users(first: 100) { edges { node { orders(limit: 100) { id } } } }`
- * costs what it really costs: 1 + 100 × (1 + 1 + (1 + 100 × 1)) = 10,301.
+ * costs what it really costs: 1 + 100 × (1 + 1 + (1 + 100 × 1)) = 10,301. Arguments are read as
+ * execution will read them: `variables` are the coerced values, defaults applied.
  */
 export function queryCost(
   schema: GraphQLSchema,
@@ -53,8 +55,9 @@ export function queryCost(
       const field = 'getFields' in parent ? parent.getFields()[name] : undefined;
       if (name.startsWith('__') || !field) continue;
       const pagedBy = field.args.find((arg) => SIZE_ARGUMENTS.includes(arg.name));
-      const given = pagedBy && selection.arguments?.find((arg) => arg.name.value === pagedBy.name)?.value;
-      const size = pagedBy ? sizeOf(given, variables) : (FIXED_SIZES[`${parent.name}.${name}`] ?? 1);
+      const size = pagedBy
+        ? sizeOf(getArgumentValues(field, selection, variables)[pagedBy.name])
+        : (FIXED_SIZES.get(`${parent.name}.${name}`) ?? 1);
       const child = getNamedType(field.type);
       const below =
         selection.selectionSet && isCompositeType(child) ? queryCost(schema, child, selection.selectionSet, fragments, variables, seen) : 0;
@@ -63,7 +66,7 @@ export function queryCost(
       const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
       if (isCompositeType(type)) cost += queryCost(schema, type, selection.selectionSet, fragments, variables, seen);
     } else {
-      const fragment = fragments[selection.name.value];
+      const fragment = Object.hasOwn(fragments, selection.name.value) ? fragments[selection.name.value] : undefined;
       const type = fragment && schema.getType(fragment.typeCondition.name.value);
       // A fragment spread within itself is a cycle, which validation refuses anyway.
       if (!fragment || !isCompositeType(type) || seen.has(fragment.name.value)) continue;
@@ -71,6 +74,29 @@ export function queryCost(
     }
   }
   return cost;
+}
+
+/**
+ * The cost of the operation a request runs, with its variables coerced exactly as execution will
+ * coerce them (defaults included); undefined when the variables do not coerce, since such a request
+ * is refused before anything runs.
+ */
+export function operationCost(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  rawVariables: Record<string, unknown> | null | undefined,
+): number | undefined {
+  const operation = getOperationAST(document, operationName);
+  const root = operation?.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+  if (!operation || !root) return undefined;
+  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {}, { maxErrors: 1 });
+  if (coerced.errors) return undefined;
+  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null) as Record<string, FragmentDefinitionNode>;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+  }
+  return queryCost(schema, root, operation.selectionSet, fragments, coerced.coerced);
 }
 
 export function useQueryLimits(limits: QueryLimits, production: boolean): Plugin[] {
@@ -86,16 +112,10 @@ export function useQueryLimits(limits: QueryLimits, production: boolean): Plugin
   });
   const cost: Plugin = {
     onExecute({ args }) {
-      const operation = getOperationAST(args.document, args.operationName);
-      if (!operation) return;
-      const fragments: Record<string, FragmentDefinitionNode> = {};
-      for (const definition of args.document.definitions) {
-        if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+      const total = operationCost(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown>);
+      if (total !== undefined && total > limits.maxCost) {
+        throw new QueryTooComplexError(`Query cost limit of ${limits.maxCost} exceeded, found ${total}.`);
       }
-      const root = operation.operation === 'mutation' ? args.schema.getMutationType() : args.schema.getQueryType();
-      if (!root) return;
-      const total = queryCost(args.schema, root, operation.selectionSet, fragments, (args.variableValues ?? {}) as Record<string, unknown>);
-      if (total > limits.maxCost) throw new QueryTooComplexError(`Query cost limit of ${limits.maxCost} exceeded, found ${total}.`);
     },
   };
   return [armor as Plugin, cost];

@@ -4,7 +4,7 @@ import { getIntrospectionQuery, parse, type OperationDefinitionNode } from 'grap
 import { schema } from '../../src/graphql/schema.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { queryCost } from '../../src/plugins/query-limits.ts';
+import { operationCost, queryCost } from '../../src/plugins/query-limits.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const LIMITS = { maxDepth: 5, maxAliases: 3, maxTokens: 120, maxDirectives: 2, maxCost: 500 };
@@ -89,6 +89,48 @@ describe('cost', () => {
     const unpaged = parse('{ orders(userId: "x") { id user { orders { id } } } }').definitions[0] as OperationDefinitionNode;
     // orders(userId) returns up to 100; User.orders without a limit returns 20.
     expect(queryCost(schema, schema.getQueryType()!, unpaged.selectionSet, {}, {})).toBe(1 + 100 * (1 + 1 + 1 * (1 + 20 * 1)));
+  });
+});
+
+describe('cost sees what execution sees', () => {
+  const cost = (query: string, variables?: Record<string, unknown>) => operationCost(schema, parse(query), undefined, variables);
+  // One user, 100 orders each with its user and orders(limit: 5): 1 + (1 + 100 × (1 + 1 + (1 + 5 × 1))).
+  const nested = (limit: string) => `user(id: "${USER}") { orders(limit: ${limit}) { id user { orders(limit: 5) { id } } } }`;
+  const NESTED_AT_100 = 1 + (1 + 100 * (1 + 1 + (1 + 5 * 1)));
+
+  it('reads page sizes from literals, variables and variable defaults alike', () => {
+    expect(cost(`{ ${nested('100')} }`)).toBe(NESTED_AT_100);
+    expect(cost(`query ($m: Int) { ${nested('$m')} }`, { m: 100 })).toBe(NESTED_AT_100);
+    expect(cost(`query ($m: Int = 100) { ${nested('$m')} }`)).toBe(NESTED_AT_100);
+    expect(cost(`query ($m: Int = 100) { ${nested('$m')} }`, {})).toBe(NESTED_AT_100);
+    // A value sent wins over the default; an explicit null means the field's own default (20).
+    expect(cost(`query ($m: Int = 100) { ${nested('$m')} }`, { m: 2 })).toBe(1 + (1 + 2 * 8));
+    expect(cost(`query ($m: Int = 100) { ${nested('$m')} }`, { m: null })).toBe(1 + (1 + 20 * 8));
+    // Variables that do not coerce are refused before execution; there is nothing to weigh.
+    expect(cost(`query ($m: Int!) { ${nested('$m')} }`, {})).toBeUndefined();
+  });
+
+  it('counts fields behind fragments and every alias', () => {
+    const viaFragments = `query ($m: Int = 100) { ...Root }
+      fragment Root on Query { user(id: "${USER}") { ... on User { orders(limit: $m) { ...Deep } } } }
+      fragment Deep on Order { id user { orders(limit: 5) { id } } }`;
+    expect(cost(viaFragments)).toBe(NESTED_AT_100);
+    expect(cost(`query ($m: Int = 100) { a: ${nested('$m')} b: ${nested('$m')} }`)).toBe(2 * NESTED_AT_100);
+  });
+
+  it('refuses the nested default-variable query that used to be weighed at the default page size', async () => {
+    const defaults = await startTestServer();
+    try {
+      const query = `query ($m: Int = 100) { user(id: "${USER}") { orders(limit: $m) { user { orders(limit: $m) { user { orders(limit: $m) { id } } } } } } }`;
+      defaults.statements.length = 0;
+      const response = await defaults.gql(query);
+      expect(response.status).toBe(400);
+      expect(response.body.errors![0]!.extensions.code).toBe('QUERY_TOO_COMPLEX');
+      expect(response.body.errors![0]!.message).toBe('Query cost limit of 10000 exceeded, found 1020202.');
+      expect(defaults.statements.filter((sql) => !sql.includes('api_keys'))).toEqual([]);
+    } finally {
+      await defaults.close();
+    }
   });
 });
 
