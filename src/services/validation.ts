@@ -12,6 +12,10 @@ const ID_DESCRIPTIONS: Record<IdKind, string> = {
 };
 // Deliberately plain: one @, no spaces, a dotted domain. Deliverability is the mail system's job.
 const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/;
+/** C0 and C1 controls, NUL included. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+/** Format characters: zero-width spaces and joiners, bidirectional marks, the byte order mark. */
+const INVISIBLE_CHARACTER = /\p{Cf}/u;
 
 export class InputCheck {
   readonly #errors: FieldError[] = [];
@@ -31,9 +35,23 @@ export class InputCheck {
     return this.fail(field, `must be ${ID_DESCRIPTIONS[kind]}`);
   }
 
+  /**
+   * Text a person typed, as PostgreSQL can store it and as it compares: well-formed Unicode (a lone
+   * surrogate would be stored as U+FFFD), no control characters (PostgreSQL refuses NUL outright),
+   * and NFC-normalised, so that the same characters typed two ways are one value. Surrounding
+   * whitespace is dropped first.
+   */
+  #text(field: string, value: string): string | undefined {
+    const text = value.trim();
+    if (!text.isWellFormed()) return this.fail(field, 'must be well-formed Unicode text (it holds a lone surrogate)');
+    if (CONTROL_CHARACTER.test(text)) return this.fail(field, 'must not contain control characters such as NUL or line breaks');
+    return text.normalize('NFC');
+  }
+
   name(field: string, value: string | null | undefined): string | undefined {
     if (value == null) return this.fail(field, 'is required');
-    const name = value.trim();
+    const name = this.#text(field, value);
+    if (name === undefined) return undefined;
     const length = [...name].length;
     if (length === 0) return this.fail(field, 'must not be blank');
     if (length > NAME_MAX_LENGTH) return this.fail(field, `must be at most ${NAME_MAX_LENGTH} characters (got ${length})`);
@@ -42,7 +60,10 @@ export class InputCheck {
 
   email(field: string, value: string | null | undefined): string | undefined {
     if (value == null) return this.fail(field, 'is required');
-    const email = value.trim();
+    const email = this.#text(field, value);
+    if (email === undefined) return undefined;
+    // Invisible characters would make two addresses that look alike distinct accounts.
+    if (INVISIBLE_CHARACTER.test(email)) return this.fail(field, 'must not contain invisible characters such as zero-width spaces');
     if (email.length > EMAIL_MAX_LENGTH) return this.fail(field, `must be at most ${EMAIL_MAX_LENGTH} characters`);
     if (!EMAIL_PATTERN.test(email)) return this.fail(field, 'must be an email address like ada@example.com');
     return email;

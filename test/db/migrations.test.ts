@@ -56,3 +56,31 @@ describe('migrations', () => {
     expect(await em.execute(`select count(*)::int as n from orders`)).toEqual([{ n: 0 }]);
   });
 });
+
+describe('the NFC email migration', () => {
+  it('normalises stored emails, leaving a spelling that would collide with another account as it was', async () => {
+    const database = await createEmptyDatabase();
+    const early = await openOrm(database.url, { poolMax: 2, logger });
+    try {
+      await early.migrator.up({ to: 'Migration20261122030000_api_key_usage' });
+      const em = early.em.fork();
+      const nfd = 'cafe\u0301@example.com';
+      const insert = (id: string, email: string) =>
+        em.execute(`insert into users (id, name, email, created_at, updated_at) values (?, 'U', ?, now(), now())`, [id, email]);
+      await insert('usr_a', nfd);
+      await insert('usr_b', 'Zoe\u0308@example.com');
+      await insert('usr_c', 'zoë@example.com');
+      await early.migrator.up();
+      const rows = await em.execute<{ id: string; email: string }[]>('select id, email from users order by id');
+      expect(rows).toEqual([
+        { id: 'usr_a', email: 'caf\u00e9@example.com' },
+        // Its NFC form equals usr_c's email ignoring case: kept, so the migration never fails on data.
+        { id: 'usr_b', email: 'Zoe\u0308@example.com' },
+        { id: 'usr_c', email: 'zoë@example.com' },
+      ]);
+    } finally {
+      await early.close();
+      await database.drop();
+    }
+  });
+});

@@ -85,6 +85,25 @@ describe('createUser', () => {
     expect(error.extensions).toMatchObject({ type: 'https://portico.dev/problems/conflict' });
   });
 
+  it('treats an email typed in NFC and in NFD as one account, stored in NFC', async () => {
+    const nfc = 'caf\u00e9@example.com';
+    const nfd = 'cafe\u0301@example.com';
+    const first = await createUser({ email: nfd, name: 'Zoe\u0308' });
+    expect(first.email).toBe(nfc);
+    expect(first.name).toBe('Zo\u00eb');
+    const response = await server.gql(CREATE, { input: { name: 'Again', email: nfc } });
+    expect(firstError(response).extensions.code).toBe('CONFLICT');
+  });
+
+  it.each(['\u200b', '\u200d', '\u2060', '\ufeff', '\u202e'])('refuses an email holding the invisible character %j', async (invisible) => {
+    const response = await server.gql(CREATE, { input: { name: 'Hidden', email: `ada${invisible}@example.com` } });
+    const error = firstError(response);
+    expect(error.extensions.code).toBe('BAD_USER_INPUT');
+    expect(error.extensions.errors).toEqual([
+      { field: 'email', message: 'must not contain invisible characters such as zero-width spaces' },
+    ]);
+  });
+
   it('lets exactly one of many concurrent creates with one email win', async () => {
     const results = await Promise.all(
       Array.from({ length: 10 }, (_, i) => server.gql(CREATE, { input: { name: `Racer ${i}`, email: 'race@example.com' } })),

@@ -4,10 +4,12 @@ import { Migration20261122000000_initial } from './Migration20261122000000_initi
 import { Migration20261122010000_users_name_index } from './Migration20261122010000_users_name_index.ts';
 import { Migration20261122020000_api_keys } from './Migration20261122020000_api_keys.ts';
 import { Migration20261122030000_api_key_usage } from './Migration20261122030000_api_key_usage.ts';
+import { Migration20261123000000_users_email_nfc } from './Migration20261123000000_users_email_nfc.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
   Migration20261122010000_users_name_index,
   Migration20261122020000_api_keys,
   Migration20261122030000_api_key_usage,
+  Migration20261123000000_users_email_nfc,
 ];
