@@ -1,6 +1,7 @@
 // Every environment variable the service reads is parsed and validated here, once.
 // Other modules receive a typed Config and never touch process.env.
 import path from 'node:path';
+import { parseDuration } from './duration.ts';
 import { normalizeCidr } from './net/cidr.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -65,6 +66,8 @@ export interface JwtConfig {
   issuer: string;
   audience: string;
   clockToleranceSec: number;
+  /** Longest lifetime a token may have (`exp` − `iat`, or `exp` − now without `iat`). */
+  maxAgeSec: number;
 }
 
 export class ConfigError extends Error {
@@ -83,6 +86,18 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}").`);
   }
   return value;
+}
+
+/** A duration such as `90s`, `15m`, `24h` or `30d`, in milliseconds. */
+function duration(env: Env, name: string, fallback: string, minMs: number, maxMs: number): number {
+  const raw = env[name]?.trim() || fallback;
+  const ms = parseDuration(raw);
+  if (ms === undefined || ms < minMs || ms > maxMs) {
+    throw new ConfigError(
+      `${name} must be a duration like 15m, 24h or 7d, from ${minMs / 1000}s to ${maxMs / 86_400_000}d (got "${raw}").`,
+    );
+  }
+  return ms;
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -152,6 +167,7 @@ function jwtConfig(env: Env, production: boolean): JwtConfig {
     issuer: env.JWT_ISSUER?.trim() || 'portico-dev',
     audience: env.JWT_AUDIENCE?.trim() || 'portico',
     clockToleranceSec: integer(env, 'JWT_CLOCK_TOLERANCE_S', 30, 0, 600),
+    maxAgeSec: duration(env, 'JWT_MAX_AGE', '24h', 60_000, 30 * 86_400_000) / 1000,
   };
 }
 

@@ -32,6 +32,8 @@ describe('configuration', () => {
     [{ REQUEST_TIMEOUT_MS: '5' }, /REQUEST_TIMEOUT_MS must be a whole number from 100/],
     [{ CORS_ORIGINS: 'https://app.example.com/path' }, /CORS_ORIGINS must be a comma-separated list of origins/],
     [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS must be a comma-separated list of origins/],
+    [{ JWT_MAX_AGE: '24' }, /JWT_MAX_AGE must be a duration like 15m, 24h or 7d, from 60s to 30d \(got "24"\)/],
+    [{ JWT_MAX_AGE: '31d' }, /JWT_MAX_AGE must be a duration/],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -44,6 +46,11 @@ describe('configuration', () => {
       expect(() => loadConfig(env)).not.toThrow(/hunter2secret/);
     },
   );
+
+  it('bounds user token lifetimes to 24 h unless JWT_MAX_AGE says otherwise', () => {
+    expect(loadConfig({}).jwt.maxAgeSec).toBe(86_400);
+    expect(loadConfig({ JWT_MAX_AGE: '15m' }).jwt.maxAgeSec).toBe(900);
+  });
 
   it('limits each key to 600 operations a minute, counted in memory unless REDIS_URL is set', () => {
     expect(loadConfig({}).rateLimit).toEqual({ max: 600, windowMs: 60_000, redisUrl: undefined });

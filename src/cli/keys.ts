@@ -9,7 +9,7 @@ import { resolveSecret } from '../secrets.ts';
 import { usageOfApiKey } from '../services/api-key-usage.ts';
 import { SCOPES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../services/api-keys.ts';
 import { exitWithStartupFailure, start } from '../startup.ts';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../duration.ts';
 
 const USAGE = `usage: npm run keys -- create --name NAME --scopes ${SCOPES.join(',')} [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
        npm run keys -- list [--json]

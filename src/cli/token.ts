@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../config.ts';
 import { isId } from '../db/ids.ts';
 import { hs256Secret } from '../services/user-tokens.ts';
 import { exitWithStartupFailure } from '../startup.ts';
-import { parseDuration } from './duration.ts';
+import { parseDuration } from '../duration.ts';
 
 const USAGE = 'usage: npm run token -- USER_ID [--expires 1h]';
 
@@ -24,6 +24,12 @@ try {
     throw new ConfigError(
       'user tokens come from the identity provider at JWT_JWKS_URL / JWT_PUBLIC_KEY; this command signs only with an HS256 secret.',
     );
+  }
+  if (expiresMs / 1000 > config.jwt.maxAgeSec) {
+    process.stderr.write(
+      `--expires ${values.expires} is longer than JWT_MAX_AGE allows (${config.jwt.maxAgeSec} s); the service would refuse the token.\n`,
+    );
+    process.exit(2);
   }
   const secret = await hs256Secret(config.jwt, config.dataDir);
   const token = await new SignJWT({})

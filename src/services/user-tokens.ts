@@ -1,6 +1,7 @@
 // User tokens: OAuth 2.0 bearer JWTs, verified with jose against a JWKS URL, a PEM public key or (in
 // development) an HS256 secret, with issuer, audience, expiry and a small clock tolerance. `alg:
-// none` never verifies: every key source pins the algorithms it accepts.
+// none` never verifies: every key source pins the algorithms it accepts. A token may live at most
+// JWT_MAX_AGE (`exp` − `iat`; without `iat`, from now), and an `iat` in the future is refused.
 import { createRemoteJWKSet, importSPKI, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { JwtConfig } from '../config.ts';
 import { UnauthenticatedError } from '../errors.ts';
@@ -45,6 +46,10 @@ export async function userTokenVerifier(config: JwtConfig, dataDir: string): Pro
         clockTolerance: config.clockToleranceSec,
         requiredClaims: ['sub', 'exp'],
       });
+      // A stolen token is worth what its lifetime is: bound it, and an issue date from the future.
+      const now = Math.floor(Date.now() / 1000);
+      if (payload.iat !== undefined && payload.iat > now + config.clockToleranceSec) throw new Error('iat in the future');
+      if (payload.exp! - (payload.iat ?? now) > config.maxAgeSec) throw new Error('lifetime over JWT_MAX_AGE');
       return { userId: payload.sub! };
     } catch {
       // The reason stays server-side; clients learn only that the token is not acceptable.

@@ -199,5 +199,11 @@ describe('npm run token', () => {
     expect(payload.exp! - Date.now() / 1000).toBeLessThanOrEqual(300);
     const bad = await run('src/cli/token.ts', ['not-a-user'], 'postgres://unused@127.0.0.1:1/none');
     expect(bad.code).toBe(2);
+    const tooLong = await run(
+      'src/cli/token.ts',
+      ['usr_01jd3x3b8vfb9s1p4t4p6q2k7m', '--expires', '2d'],
+      'postgres://unused@127.0.0.1:1/none',
+    );
+    expect([tooLong.code, tooLong.stderr]).toEqual([2, expect.stringContaining('longer than JWT_MAX_AGE')]);
   });
 });

@@ -18,20 +18,24 @@ let bobsOrder: string;
 const secret = new TextEncoder().encode(TEST_JWT_SECRET);
 /** Every token and key this file sends, to prove none of them reaches the logs. */
 const credentials: string[] = [];
-const sign = async (subject: string, claims: { iss?: string; aud?: string; exp?: number } = {}, key: Uint8Array = secret) => {
+/** `iat: null` leaves the claim out. */
+type Claims = { iss?: string; aud?: string; exp?: number; iat?: number | null };
+const now = () => Math.floor(Date.now() / 1000);
+const sign = async (subject: string, claims: Claims = {}, key: Uint8Array = secret) => {
   const token = usedCredential(await signed(subject, claims, key));
   credentials.push(token);
   return token;
 };
-const signed = (subject: string, claims: { iss?: string; aud?: string; exp?: number }, key: Uint8Array) =>
-  new SignJWT({})
+const signed = (subject: string, claims: Claims, key: Uint8Array) => {
+  const jwt = new SignJWT({})
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(subject)
     .setIssuer(claims.iss ?? 'portico-dev')
     .setAudience(claims.aud ?? 'portico')
-    .setIssuedAt()
-    .setExpirationTime(claims.exp ?? Math.floor(Date.now() / 1000) + 600)
-    .sign(key);
+    .setExpirationTime(claims.exp ?? now() + 600);
+  if (claims.iat !== null) jwt.setIssuedAt(claims.iat ?? now());
+  return jwt.sign(key);
+};
 
 async function call(method: string, path: string, headers: Record<string, string>, json?: unknown) {
   const response = await fetch(`${server.url}${path}`, {
@@ -81,6 +85,9 @@ describe('tokens that do not verify', () => {
     ['an expired token', () => sign(alice, { exp: Math.floor(Date.now() / 1000) - 3600 })],
     ['a wrong issuer', () => sign(alice, { iss: 'https://elsewhere.example.com/' })],
     ['a wrong audience', () => sign(alice, { aud: 'someone-else' })],
+    ['a lifetime over JWT_MAX_AGE (24 h)', () => sign(alice, { exp: now() + 24 * 3600 + 60 })],
+    ['no iat and an expiry further away than JWT_MAX_AGE', () => sign(alice, { iat: null, exp: now() + 24 * 3600 + 120 })],
+    ['an iat in the future beyond the clock tolerance', () => sign(alice, { iat: now() + 120 })],
     ['garbage', async () => 'not.a.jwt'],
   ])('%s gets 401 with error="invalid_token" on both faces', async (_, token) => {
     const value = await token();
@@ -90,6 +97,13 @@ describe('tokens that do not verify', () => {
     const gql = await graphql(`{ user(id: "${alice}") { id } }`, as(value));
     expect(gql.status).toBe(401);
     expect(gql.challenge).toContain('error="invalid_token"');
+  });
+
+  it('accepts a lifetime of exactly JWT_MAX_AGE, an iat within the clock tolerance, and no iat with a near expiry', async () => {
+    for (const claims of [{ iat: now(), exp: now() + 24 * 3600 }, { iat: now() + 20 }, { iat: null }]) {
+      const response = await call('GET', `/users/${alice}/orders`, as(await sign(alice, claims)));
+      expect(response.status, JSON.stringify(claims)).toBe(200);
+    }
   });
 
   it('refuses an Authorization header that is not a bearer token', async () => {
