@@ -10,7 +10,7 @@ import path from 'node:path';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createLogger } from '../src/log.ts';
-import { ApiKeyVerifier } from '../src/services/api-keys.ts';
+import { ApiKeyVerifier } from '../src/services/api-key-verifier.ts';
 import { MemoryCounter, type RateLimitCounter } from '../src/rate-limit/counter.ts';
 import { RedisCounter } from '../src/rate-limit/redis-counter.ts';
 // The same private redis-server the tests start (a real server on a free loopback port).

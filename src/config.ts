@@ -14,6 +14,8 @@ export interface Config {
   databasePoolMax: number;
   /** Longest a single SQL statement may run before PostgreSQL cancels it (the request then gets 503). */
   statementTimeoutMs: number;
+  /** Longest wait for a pooled database connection, opening one included (then 503). */
+  databaseConnectTimeoutMs: number;
   production: boolean;
   logLevel: LogLevel;
   /** Unset outside production: generated once and kept in `<dataDir>/cursor-secret`. */
@@ -43,6 +45,8 @@ export interface Config {
 export interface RateLimitConfig {
   /** Root fields an API key may run per window, unless the key sets its own limit. */
   max: number;
+  /** Requests without a valid API key one client address may send per window. */
+  unidentifiedMax: number;
   windowMs: number;
   /** Unset: counters live in this process's memory. Set: in Redis, shared by every instance. */
   redisUrl: string | undefined;
@@ -210,6 +214,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: serverUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'], 'postgres://user:password@host:5432/database'),
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
     statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
+    databaseConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     production,
     logLevel,
     cursorSecret,
@@ -230,6 +235,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     rateLimit: {
       max: integer(env, 'RATE_LIMIT', 600, 1, 1_000_000_000),
+      unidentifiedMax: integer(env, 'RATE_LIMIT_UNIDENTIFIED', 60, 1, 1_000_000_000),
       windowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
       redisUrl: serverUrl(env, 'REDIS_URL', ['redis', 'rediss'], 'redis://[:password@]host:6379[/db]'),
     },

@@ -3,6 +3,58 @@
 
 export const PROBLEM_TYPE_BASE = 'https://portico.dev/problems/';
 
+/** What a client learns of an unexpected failure: nothing of its internals. */
+export const INTERNAL_DETAIL = 'The request could not be completed; it has been logged.';
+
+/** How long a client should wait before retrying when a dependency the request needs is down. */
+export const UNAVAILABLE_RETRY_AFTER_S = 2;
+
+/**
+ * Every kind of problem the API reports: its HTTP status and title (REST Problem Details), and its
+ * GraphQL error code. The last segment of the problem type URI is the kind's name.
+ */
+export const PROBLEM_KINDS = {
+  'invalid-input': { status: 400, title: 'Invalid input', code: 'BAD_USER_INPUT' },
+  'query-too-complex': { status: 400, title: 'Query too complex', code: 'QUERY_TOO_COMPLEX' },
+  unauthenticated: { status: 401, title: 'Unauthenticated', code: 'UNAUTHENTICATED' },
+  forbidden: { status: 403, title: 'Forbidden', code: 'FORBIDDEN' },
+  'not-found': { status: 404, title: 'Not found', code: 'NOT_FOUND' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed', code: 'BAD_USER_INPUT' },
+  'request-timeout': { status: 408, title: 'Request timeout', code: 'BAD_USER_INPUT' },
+  conflict: { status: 409, title: 'Conflict', code: 'CONFLICT' },
+  'payload-too-large': { status: 413, title: 'Request body too large', code: 'BAD_USER_INPUT' },
+  'uri-too-long': { status: 414, title: 'URI too long', code: 'BAD_USER_INPUT' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported media type', code: 'BAD_USER_INPUT' },
+  'quota-exceeded': { status: 429, title: 'Too many requests', code: 'RATE_LIMITED' },
+  'request-header-fields-too-large': { status: 431, title: 'Request header fields too large', code: 'BAD_USER_INPUT' },
+  internal: { status: 500, title: 'Internal error', code: 'INTERNAL' },
+  unavailable: { status: 503, title: 'Service unavailable', code: 'UNAVAILABLE' },
+  timeout: { status: 503, title: 'Timed out', code: 'TIMEOUT' },
+} as const;
+
+export type ProblemKind = keyof typeof PROBLEM_KINDS;
+export type ErrorCode = (typeof PROBLEM_KINDS)[ProblemKind]['code'];
+
+export function isProblemKind(name: string): name is ProblemKind {
+  return Object.hasOwn(PROBLEM_KINDS, name);
+}
+
+/** The kind a problem type URI names, if it names one. */
+export function kindOfType(type: string): ProblemKind | undefined {
+  const name = type.startsWith(PROBLEM_TYPE_BASE) ? type.slice(PROBLEM_TYPE_BASE.length) : '';
+  return isProblemKind(name) ? name : undefined;
+}
+
+/** Headers every answer of a kind carries, on either face. */
+export function problemHeaders(kind: ProblemKind | undefined): Record<string, string> {
+  return kind === 'unavailable' ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) } : {};
+}
+
+/** The kind a GraphQL code stands for when nothing more precise is known: the first listed with it. */
+export function kindOfCode(code: string): ProblemKind | undefined {
+  return (Object.keys(PROBLEM_KINDS) as ProblemKind[]).find((kind) => PROBLEM_KINDS[kind].code === code);
+}
+
 export interface FieldError {
   /** Path of the offending input, e.g. `input.email` or `first`. */
   field: string;
@@ -10,9 +62,11 @@ export interface FieldError {
 }
 
 export abstract class DomainError extends Error {
-  abstract readonly code: string;
-  /** Last segment of the problem type URI. */
-  abstract readonly kind: string;
+  abstract readonly kind: ProblemKind;
+
+  get code(): ErrorCode {
+    return PROBLEM_KINDS[this.kind].code;
+  }
 
   get type(): string {
     return PROBLEM_TYPE_BASE + this.kind;
@@ -20,8 +74,7 @@ export abstract class DomainError extends Error {
 }
 
 export class ValidationError extends DomainError {
-  readonly code = 'BAD_USER_INPUT';
-  readonly kind = 'invalid-input';
+  readonly kind = 'invalid-input' as const;
   readonly fieldErrors: FieldError[];
 
   constructor(fieldErrors: FieldError[]) {
@@ -35,43 +88,41 @@ export class ValidationError extends DomainError {
 }
 
 export class NotFoundError extends DomainError {
-  readonly code = 'NOT_FOUND';
-  readonly kind = 'not-found';
+  readonly kind = 'not-found' as const;
 }
 
 export class ConflictError extends DomainError {
-  readonly code = 'CONFLICT';
-  readonly kind = 'conflict';
+  readonly kind = 'conflict' as const;
 }
 
 /** No credentials, or credentials that do not verify. */
 export class UnauthenticatedError extends DomainError {
-  readonly code = 'UNAUTHENTICATED';
-  readonly kind = 'unauthenticated';
+  readonly kind = 'unauthenticated' as const;
 }
 
 /** Valid credentials that do not allow this (scope, source address, another user's data). */
 export class ForbiddenError extends DomainError {
-  readonly code = 'FORBIDDEN';
-  readonly kind = 'forbidden';
+  readonly kind = 'forbidden' as const;
 }
 
 /** A GraphQL document over a shape or cost limit; the message names the limit and the value. */
 export class QueryTooComplexError extends DomainError {
-  readonly code = 'QUERY_TOO_COMPLEX';
-  readonly kind = 'query-too-complex';
+  readonly kind = 'query-too-complex' as const;
 }
 
 /** The API key spent its budget for the current window; Retry-After says when it renews. */
 export class RateLimitedError extends DomainError {
-  readonly code = 'RATE_LIMITED';
-  readonly kind = 'quota-exceeded';
+  readonly kind = 'quota-exceeded' as const;
 }
 
 /** The work took longer than the service allows (a statement hit its timeout); worth retrying. */
 export class TimeoutError extends DomainError {
-  readonly code = 'TIMEOUT';
-  readonly kind = 'timeout';
+  readonly kind = 'timeout' as const;
+}
+
+/** A dependency the request needs (the database) cannot be reached right now; worth retrying shortly. */
+export class UnavailableError extends DomainError {
+  readonly kind = 'unavailable' as const;
 }
 
 /** The process cannot start; the message is one sentence naming the cause and the fix. */

@@ -5,7 +5,8 @@ import { CursorCodec } from './pagination/cursor.ts';
 import { resolveSecret } from './secrets.ts';
 import { UsageRecorder } from './services/api-key-usage.ts';
 import { userTokenVerifier } from './services/user-tokens.ts';
-import { API_KEYS_CHANNEL, ApiKeyVerifier, createFirstDevelopmentKey } from './services/api-keys.ts';
+import { ApiKeyVerifier } from './services/api-key-verifier.ts';
+import { API_KEYS_CHANNEL, createFirstDevelopmentKey } from './services/api-keys.ts';
 import { listen } from './db/notifications.ts';
 import { openRateLimitCounter } from './rate-limit/open.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
@@ -43,12 +44,13 @@ try {
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
   const apiKeys = new ApiKeyVerifier(() => db.orm.em.fork(), pepper, { ttlMs: config.apiKeyCacheMs, maxEntries: 10_000 });
   const firstKey = config.production ? undefined : await createFirstDevelopmentKey(db.orm.em.fork(), pepper);
-  // Another instance (or the keys CLI) revoking a key reaches this one's cache at once.
-  const keyChanges = await listen(db.url, API_KEYS_CHANNEL, () => apiKeys.invalidate(), logger);
+  await apiKeys.start();
+  // A key another instance (or the keys CLI) creates, rotates or revokes reaches this one at once.
+  const keyChanges = await listen(db.url, API_KEYS_CHANNEL, (payload) => apiKeys.keysChanged(payload), logger, { bounds: db.bounds });
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
   const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
-  const app = createApp({ config, logger, orm: db.orm, cursors, apiKeys, usage, userTokens, rateLimits });
+  const app = createApp({ config, logger, orm: db.orm, database: db.availability, cursors, apiKeys, usage, userTokens, rateLimits });
   const address = await app.listen();
   stop = async () => {
     logger.info('shutting down: draining requests');
@@ -56,6 +58,7 @@ try {
     await usage.close();
     await rateLimits.close();
     await keyChanges.close();
+    apiKeys.stop();
     await db.close();
     logger.info('stopped');
     // Logs are written asynchronously; let the last lines out before the process exits.

@@ -1,32 +1,37 @@
 // Composes the HTTP server: probes, then yoga with its plugins. Every request runs inside a request
-// context (its id reaches every log line) and is logged once when its response is finished.
+// context (its id reaches every log line) and is logged once when it ends, answered or abandoned.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createYoga, useExecutionCancellation } from 'graphql-yoga';
 import type { Config } from './config.ts';
+import type { DatabaseAvailability } from './db/availability.ts';
 import type { MikroORM } from './db/orm.ts';
 import type { GraphQLContext } from './graphql/context.ts';
-import { isClientError, maskError, useValidationErrorCodes, useWholeRequestDenials } from './graphql/errors.ts';
+import { logLevelOf, maskError, useValidationErrorCodes, useWholeRequestDenials } from './graphql/errors.ts';
 import { createLoaders } from './graphql/loaders.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
 import type { CursorCodec } from './pagination/cursor.ts';
 import type { FailOpenCounter } from './rate-limit/fail-open.ts';
 import type { UsageRecorder } from './services/api-key-usage.ts';
-import type { ApiKeyVerifier } from './services/api-keys.ts';
+import type { ApiKeyVerifier } from './services/api-key-verifier.ts';
 import type { UserTokenVerifier } from './services/user-tokens.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys, type RequestAuth } from './plugins/api-key.ts';
-import { answerProbe } from './plugins/probes.ts';
-import { armDeadline } from './plugins/deadline.ts';
+import { answerClientError } from './http/client-errors.ts';
+import { armDeadline } from './http/deadline.ts';
+import { answerProbe } from './http/probes.ts';
+import { guardHooks } from './plugins/guard.ts';
+import { useGraphQLMediaTypes } from './plugins/media-types.ts';
 import { useUrlLimit } from './plugins/url-limit.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
 import { useRateLimits, type RateLimitTicket } from './plugins/rate-limit.ts';
 import { useUsageCounting } from './plugins/usage.ts';
 import { useUserTokens } from './plugins/user-token.ts';
-import { MAX_BODY_BYTES, useRest } from './rest/adapter.ts';
+import { useRest } from './rest/adapter.ts';
+import { MAX_BODY_BYTES } from './rest/request-body.ts';
 import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
 import { requestContext, requestIdFrom } from './request-context.ts';
@@ -37,6 +42,8 @@ export interface AppDependencies {
   config: Config;
   logger: Logger;
   orm: MikroORM;
+  /** Whether PostgreSQL can be reached, as the pool experiences it. */
+  database: DatabaseAvailability;
   cursors: CursorCodec;
   apiKeys: ApiKeyVerifier;
   usage: UsageRecorder;
@@ -52,7 +59,10 @@ export interface App {
   close(): Promise<void>;
 }
 
-export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTokens, rateLimits }: AppDependencies): App {
+/** /ready answers within this, whatever the pool does. */
+const READINESS_CHECK_MS = 1500;
+
+export function createApp({ config, logger, orm, database, cursors, apiKeys, usage, userTokens, rateLimits }: AppDependencies): App {
   let draining = false;
 
   const yoga = createYoga<{ auth?: RequestAuth; rateLimit?: RateLimitTicket }, GraphQLContext>({
@@ -87,8 +97,9 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
       warn: (...args) => logger.warn({ detail: args }, 'yoga'),
       // Yoga reports every error it masks here; the ones clients caused are not failures of ours.
       error: (error: unknown, ...rest) => {
-        if (isClientError(error)) logger.debug({ err: error }, 'request error');
-        else logger.error({ err: error, detail: rest }, 'unexpected error while handling a request');
+        const level = logLevelOf(error);
+        if (level === 'error') logger.error({ err: error, detail: rest }, 'unexpected error while handling a request');
+        else logger[level]({ err: error }, 'request error');
       },
     },
     context: ({ auth, rateLimit }) => {
@@ -98,56 +109,81 @@ export function createApp({ config, logger, orm, cursors, apiKeys, usage, userTo
       return { em, cursors, loaders: createLoaders(em), auth, rateLimit };
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
-    plugins: [
-      // A request past its deadline (deadline.ts) stops running resolvers.
-      useExecutionCancellation(),
-      useUrlLimit('/graphql'),
-      useGraphiQLAssets(),
-      useOpenApiDocument(VERSION),
-      useApiDocs({ openApiPath: '/openapi.json' }),
-      // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
-      useApiKeys({ verifier: apiKeys, trustProxy: config.trustProxy, graphqlPath: '/graphql', logger }),
-      useUserTokens({ verify: userTokens, graphqlPath: '/graphql' }),
-      // A browser can send a GET or a form post cross-site without a preflight; such requests must
-      // carry a header no form can set. The API key header counts; a key in the URL does not.
-      useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] }),
-      ...useQueryLimits(config.queryLimits, config.production),
-      // After the shape and cost limits, so a refused document costs nothing; before usage counting,
-      // so a rate-limited request is not counted as an operation run.
-      ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }),
-      useUsageCounting(usage),
-      useValidationErrorCodes(),
-      useWholeRequestDenials(),
-      useRest({ logger }),
-    ],
+    plugins: guardHooks(
+      [
+        // A request past its deadline (deadline.ts) stops running resolvers.
+        useExecutionCancellation(),
+        useUrlLimit('/graphql'),
+        useGraphiQLAssets(),
+        useOpenApiDocument(VERSION),
+        useApiDocs({ openApiPath: '/openapi.json' }),
+        // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
+        useApiKeys({
+          verifier: apiKeys,
+          trustProxy: config.trustProxy,
+          graphqlPath: '/graphql',
+          logger,
+          unidentified: { counter: rateLimits, limit: config.rateLimit.unidentifiedMax, windowMs: config.rateLimit.windowMs },
+        }),
+        useUserTokens({ verify: userTokens, graphqlPath: '/graphql' }),
+        // A browser can send a GET or a form post cross-site without a preflight; such requests must
+        // carry a header no form can set. The API key header counts; a key in the URL does not.
+        useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] }),
+        ...useQueryLimits(config.queryLimits, config.production),
+        // After the shape and cost limits, so a refused document costs nothing; before usage counting,
+        // so a rate-limited request is not counted as an operation run.
+        ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }),
+        useUsageCounting(usage),
+        useValidationErrorCodes(),
+        useWholeRequestDenials(),
+        useGraphQLMediaTypes(),
+        useRest({ logger }),
+      ],
+      { graphqlPath: '/graphql', logger },
+    ),
   });
 
   const probes = {
     async notReadyReason() {
       if (draining) return 'shutting down';
-      return (await orm.checkConnection()).ok ? undefined : 'database unreachable';
+      if (!database.available) return 'database unreachable';
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<string>((resolve) => {
+        timer = setTimeout(resolve, READINESS_CHECK_MS, `database did not answer within ${READINESS_CHECK_MS} ms`);
+      });
+      const check = orm.checkConnection().then((result) => (result.ok ? undefined : 'database unreachable'));
+      return Promise.race([check, late]).finally(() => clearTimeout(timer));
     },
     // The limiter fails open, so its store's health is a figure to watch, not a reason to take no traffic.
-    details: () => ({ rateLimits: { ...rateLimits.stats } }),
+    details: () => ({ database: database.stats, rateLimits: { ...rateLimits.stats } }),
   };
 
-  const server = http.createServer((req, res) => {
-    const requestId = requestIdFrom(req.headers['x-request-id']);
-    const started = performance.now();
-    res.setHeader('x-request-id', requestId);
-    res.on('finish', () => {
-      const durationMs = Math.round((performance.now() - started) * 10) / 10;
-      logger.info({ requestId, method: req.method, url: scrubbedUrl(req.url ?? ''), status: res.statusCode, durationMs }, 'request');
-    });
-    requestContext.run({ requestId }, () => {
-      if (answerProbe(req, res, probes)) return;
-      armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, graphqlPath: '/graphql', logger });
-      void yoga(req, res);
-    });
-  });
-  // Receiving a request (headers and body) is bounded by the same deadline; Node answers 408.
-  server.requestTimeout = config.requestTimeoutMs;
-  server.headersTimeout = Math.min(server.headersTimeout, config.requestTimeoutMs);
+  const server = http.createServer(
+    {
+      // Receiving a request (headers and body) is bounded by the same deadline (408). Node checks
+      // that bound on a timer, every 30 s unless told otherwise: often enough to keep it.
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: config.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.requestTimeoutMs / 10))),
+    },
+    (req, res) => {
+      const requestId = requestIdFrom(req.headers['x-request-id']);
+      const started = performance.now();
+      res.setHeader('x-request-id', requestId);
+      // Logged once when the response is sent, or when the client went away before it was.
+      res.once('close', () => {
+        const durationMs = Math.round((performance.now() - started) * 10) / 10;
+        const line = { requestId, method: req.method, url: scrubbedUrl(req.url ?? ''), status: res.statusCode, durationMs };
+        logger.info(res.writableFinished ? line : { ...line, clientClosed: true }, 'request');
+      });
+      requestContext.run({ requestId }, () => {
+        if (answerProbe(req, res, probes)) return;
+        armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, graphqlPath: '/graphql', logger });
+        void yoga(req, res);
+      });
+    },
+  );
+  server.on('clientError', (error, socket) => answerClientError(error, socket as Socket, logger));
 
   return {
     server,

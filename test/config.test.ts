@@ -52,13 +52,18 @@ describe('configuration', () => {
     expect(loadConfig({ JWT_MAX_AGE: '15m' }).jwt.maxAgeSec).toBe(900);
   });
 
-  it('limits each key to 600 operations a minute, counted in memory unless REDIS_URL is set', () => {
-    expect(loadConfig({}).rateLimit).toEqual({ max: 600, windowMs: 60_000, redisUrl: undefined });
-    expect(loadConfig({ RATE_LIMIT: '50', RATE_LIMIT_WINDOW_MS: '1000', REDIS_URL: 'redis://cache:6379/2' }).rateLimit).toEqual({
-      max: 50,
-      windowMs: 1000,
-      redisUrl: 'redis://cache:6379/2',
-    });
+  it('limits each key to 600 operations a minute and each address to 60 without a valid key, counted in memory unless REDIS_URL is set', () => {
+    expect(loadConfig({}).rateLimit).toEqual({ max: 600, unidentifiedMax: 60, windowMs: 60_000, redisUrl: undefined });
+    expect(
+      loadConfig({ RATE_LIMIT: '50', RATE_LIMIT_UNIDENTIFIED: '5', RATE_LIMIT_WINDOW_MS: '1000', REDIS_URL: 'redis://cache:6379/2' })
+        .rateLimit,
+    ).toEqual({ max: 50, unidentifiedMax: 5, windowMs: 1000, redisUrl: 'redis://cache:6379/2' });
+  });
+
+  it('bounds every wait on PostgreSQL: 5 s for a connection, 5 s for a statement', () => {
+    expect(loadConfig({})).toMatchObject({ databaseConnectTimeoutMs: 5000, statementTimeoutMs: 5000 });
+    expect(loadConfig({ DB_CONNECT_TIMEOUT_MS: '1500' }).databaseConnectTimeoutMs).toBe(1500);
+    expect(() => loadConfig({ DB_CONNECT_TIMEOUT_MS: '0' })).toThrow(/DB_CONNECT_TIMEOUT_MS must be a whole number from 100/);
   });
 
   it('turns on production policies with NODE_ENV=production', () => {

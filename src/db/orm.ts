@@ -1,15 +1,20 @@
 import { MikroORM, type Options } from '@mikro-orm/postgresql';
+import type pg from 'pg';
 import { ormOptions } from '../../mikro-orm.config.ts';
 import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { DatabaseAvailability } from './availability.ts';
+import { boundedConnectionOptions, guardPool, type ConnectionBounds } from './connections.ts';
 
 export type { MikroORM };
 export type { EntityManager } from '@mikro-orm/postgresql';
 
 export interface OrmSettings {
   poolMax: number;
-  /** PostgreSQL's statement_timeout for every pooled connection; unset leaves the server's default. */
-  statementTimeoutMs?: number;
+  /** Bounds on every wait for PostgreSQL (see connections.ts); unset leaves node-postgres's (none). */
+  bounds?: ConnectionBounds;
+  /** Told when connections fail and when statements succeed again. */
+  availability?: DatabaseAvailability;
   logger: Logger;
   /** Observes every SQL statement (tests count them). */
   onQuery?: (sql: string) => void;
@@ -49,7 +54,10 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
   const { onQuery } = settings;
   const overrides: Partial<Options> = {
     pool: { min: 0, max: settings.poolMax },
-    ...(settings.statementTimeoutMs ? { driverOptions: { statement_timeout: settings.statementTimeoutMs } } : {}),
+    driverOptions: {
+      ...(settings.bounds ? boundedConnectionOptions(settings.bounds) : {}),
+      onPoolCreated: (pool: pg.Pool) => guardPool(pool, settings.availability),
+    },
     debug: false,
     ...(onQuery ? { onQuery: (sql: string) => (onQuery(sql), sql) } : {}),
   };

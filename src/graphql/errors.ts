@@ -3,28 +3,33 @@
 // anything else is masked to INTERNAL, and the original goes to the log with the request id.
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { databaseFailureOf } from '../db/failures.ts';
 import {
   DomainError,
   ForbiddenError,
+  PROBLEM_KINDS,
   PROBLEM_TYPE_BASE,
-  QueryTooComplexError,
-  RateLimitedError,
   TimeoutError,
+  UNAVAILABLE_RETRY_AFTER_S,
   UnauthenticatedError,
+  problemHeaders,
+  UnavailableError,
   ValidationError,
+  type ProblemKind,
 } from '../errors.ts';
 import { BEARER_CHALLENGE } from './acts-for.ts';
-
-/** PostgreSQL's "canceling statement due to statement timeout". */
-const QUERY_CANCELED = '57014';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
   if (error instanceof GraphQLError) return domainErrorOf(error.originalError);
-  if ((error as { code?: unknown } | undefined)?.code === QUERY_CANCELED) {
-    return new TimeoutError('The request took too long and was stopped; try again, or ask for less at once.');
+  switch (databaseFailureOf(error)) {
+    case 'statement-timeout':
+      return new TimeoutError('The request took too long and was stopped; try again, or ask for less at once.');
+    case 'unreachable':
+      return new UnavailableError(`The database cannot be reached right now; try again in ${UNAVAILABLE_RETRY_AFTER_S} seconds.`);
+    default:
+      return undefined;
   }
-  return undefined;
 }
 
 /** Raised by graphql-js or yoga themselves: a GraphQLError all the way down, wrapping no other error. */
@@ -32,11 +37,23 @@ function isGraphQLOwnError(error: unknown): error is GraphQLError {
   return error instanceof GraphQLError && (error.originalError == null || isGraphQLOwnError(error.originalError));
 }
 
-/** Errors the client caused: worth a debug line, not an error report. */
-export function isClientError(error: unknown): boolean {
+/**
+ * How loudly an error that reached a client is logged: errors the client caused are worth a debug
+ * line; a statement that timed out a warning; an unreachable database is reported once per outage
+ * where connections fail (db/availability.ts), not once per request; anything else is a bug.
+ */
+export function logLevelOf(error: unknown): 'debug' | 'warn' | 'error' {
   const domain = domainErrorOf(error);
-  return (domain !== undefined && !(domain instanceof TimeoutError)) || isGraphQLOwnError(error);
+  if (domain instanceof TimeoutError) return 'warn';
+  return domain !== undefined || isGraphQLOwnError(error) ? 'debug' : 'error';
 }
+
+/**
+ * Kinds that stop a request as a whole, so the response takes their HTTP status: a document over a
+ * limit is refused before execution; for a spent budget the rate limit plugin adds Retry-After and
+ * the RateLimit fields; the database's failures answer 503.
+ */
+const WHOLE_REQUEST_KINDS: ReadonlySet<ProblemKind> = new Set(['query-too-complex', 'quota-exceeded', 'timeout', 'unavailable']);
 
 export function maskError(error: unknown): GraphQLError {
   const located = error instanceof GraphQLError ? error : undefined;
@@ -44,16 +61,13 @@ export function maskError(error: unknown): GraphQLError {
 
   const domain = domainErrorOf(error);
   if (domain) {
+    const whole = WHOLE_REQUEST_KINDS.has(domain.kind);
     return new GraphQLError(domain.message, {
       ...options,
       extensions: {
-        // Set by useWholeRequestDenials when the denial stopped the whole request; a document over
-        // a limit is refused as a whole, before execution.
+        // Set by useWholeRequestDenials when the denial stopped the whole request.
         ...(located?.extensions.http ? { http: located.extensions.http } : {}),
-        ...(domain instanceof QueryTooComplexError ? { http: { status: 400 } } : {}),
-        ...(domain instanceof TimeoutError ? { http: { status: 503 } } : {}),
-        // Retry-After and the RateLimit fields are set on the response by the rate limit plugin.
-        ...(domain instanceof RateLimitedError ? { http: { status: 429 } } : {}),
+        ...(whole ? { http: { status: PROBLEM_KINDS[domain.kind].status, headers: problemHeaders(domain.kind) } } : {}),
         code: domain.code,
         type: domain.type,
         ...(domain instanceof ValidationError ? { errors: domain.fieldErrors } : {}),
@@ -78,13 +92,14 @@ function asRequestError(error: GraphQLError): GraphQLError {
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
   const limit = ARMOR_REJECTION.exec(error.message)?.[1];
   const status = (http as { status?: number } | undefined)?.status;
-  const [code, kind] = limit
-    ? ['QUERY_TOO_COMPLEX', 'query-too-complex']
+  const kind: ProblemKind = limit
+    ? 'query-too-complex'
     : status === 403
-      ? ['FORBIDDEN', 'forbidden']
+      ? 'forbidden'
       : status === 413
-        ? ['BAD_USER_INPUT', 'payload-too-large']
-        : ['BAD_USER_INPUT', 'invalid-input'];
+        ? 'payload-too-large'
+        : 'invalid-input';
+  const { code } = PROBLEM_KINDS[kind];
   return new GraphQLError(limit ?? error.message, {
     nodes: error.nodes,
     source: error.source,

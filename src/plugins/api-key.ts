@@ -7,9 +7,12 @@ import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../log.ts';
 import { clientAddress, networkMatcher } from '../net/cidr.ts';
 import { decodeComponent } from '../net/uri.ts';
-import { deny, type Face } from './deny.ts';
+import { databaseFailureOf } from '../db/failures.ts';
+import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
+import { deny, refuse, type Face } from './deny.ts';
+import { rateLimitHeaders } from './rate-limit.ts';
 import { maskKeySecret } from '../services/api-key-secrets.ts';
-import type { ApiKeyVerifier, VerifiedKey } from '../services/api-keys.ts';
+import type { ApiKeyVerifier, VerifiedKey } from '../services/api-key-verifier.ts';
 
 /** Who is calling, as established for one request. */
 export interface RequestAuth {
@@ -30,36 +33,25 @@ export function scrubbedUrl(url: string): string {
   );
 }
 
+/** Budget of requests without a valid key, per client address (see useApiKeys). */
+export interface UnidentifiedLimit {
+  counter: FailOpenCounter;
+  limit: number;
+  windowMs: number;
+}
+
 export function useApiKeys(options: {
   verifier: ApiKeyVerifier;
   trustProxy: readonly string[];
   graphqlPath: string;
   logger: Logger;
+  unidentified: UnidentifiedLimit;
 }): Plugin {
   const isTrustedProxy = networkMatcher(options.trustProxy);
   const fromQuery = new WeakSet<object>();
   return {
     async onRequest({ request, url, serverContext, endResponse, setRequest }) {
       const face: Face = url.pathname === options.graphqlPath ? 'graphql' : 'rest';
-      const headerKey = request.headers.get('x-api-key');
-      const queryKey = url.searchParams.get('api_key');
-      const secret = headerKey ?? queryKey;
-      if (!secret) {
-        endResponse(deny(face, request, 401, 'An API key is required: send it in the x-api-key header.', WWW_AUTHENTICATE));
-        return;
-      }
-      if (headerKey === null) {
-        const clean = new URL(url);
-        clean.searchParams.delete('api_key');
-        setRequest(new Request(clean, request));
-        fromQuery.add(serverContext);
-        options.logger.warn({ key: maskKeySecret(secret) }, 'API key sent in the query string; clients should use the x-api-key header');
-      }
-      const key = await options.verifier.verify(secret);
-      if (!key) {
-        endResponse(deny(face, request, 401, 'The API key is not valid: it is unknown, revoked or expired.', WWW_AUTHENTICATE));
-        return;
-      }
       const node = (serverContext as { req?: IncomingMessage }).req;
       const forwarded = node?.headers['x-forwarded-for'];
       const clientIp = clientAddress(
@@ -67,6 +59,53 @@ export function useApiKeys(options: {
         Array.isArray(forwarded) ? forwarded.join(',') : forwarded,
         isTrustedProxy,
       );
+      /**
+       * Requests without a valid key spend a budget of their client address: guessing keys, or a
+       * misconfigured client retrying in a loop, gets 429 instead of unbounded 401s.
+       */
+      const unidentified = async (detail: string) => {
+        const { counter, limit, windowMs } = options.unidentified;
+        const state = await counter.consume(`unidentified:${clientIp}`, 1, limit, windowMs);
+        if (state && !state.allowed) {
+          endResponse(
+            refuse(face, request, {
+              kind: 'quota-exceeded',
+              detail: `Too many requests without a valid API key from ${clientIp}; try again in ${Math.ceil(state.resetMs / 1000)} s.`,
+              headers: rateLimitHeaders(state, windowMs, 'per-address'),
+            }),
+          );
+        } else {
+          endResponse(deny(face, request, 401, detail, WWW_AUTHENTICATE));
+        }
+      };
+      const headerKey = request.headers.get('x-api-key');
+      const queryKey = url.searchParams.get('api_key');
+      const secret = headerKey ?? queryKey;
+      if (!secret) return unidentified('An API key is required: send it in the x-api-key header.');
+      if (headerKey === null) {
+        const clean = new URL(url);
+        clean.searchParams.delete('api_key');
+        setRequest(new Request(clean, request));
+        fromQuery.add(serverContext);
+        options.logger.warn({ key: maskKeySecret(secret) }, 'API key sent in the query string; clients should use the x-api-key header');
+      }
+      let key: VerifiedKey | undefined;
+      try {
+        key = await options.verifier.verify(secret);
+      } catch (error) {
+        // The key cannot be checked while the database is down: that is the service's problem, not
+        // the client's credentials (503, not 401). Anything else is a bug, for the guard to report.
+        const failure = databaseFailureOf(error);
+        if (!failure) throw error;
+        endResponse(
+          refuse(face, request, {
+            kind: failure === 'unreachable' ? 'unavailable' : 'timeout',
+            detail: 'The API key cannot be checked right now: the database is not answering; try again shortly.',
+          }),
+        );
+        return;
+      }
+      if (!key) return unidentified('The API key is not valid: it is unknown, revoked or expired.');
       if (!key.allowsAddress(clientIp)) {
         endResponse(deny(face, request, 403, `This API key may not be used from ${clientIp}.`));
         return;

@@ -1,21 +1,13 @@
 // Refusing a request before (or instead of) running it, in the format of the face it came to:
 // Problem Details on REST, a GraphQL error response on /graphql.
 import { STATUS_CODES } from 'node:http';
-import { PROBLEM_TYPE_BASE } from '../errors.ts';
-import { problem, type ProblemKind } from '../rest/problem-details.ts';
+import { PROBLEM_KINDS, problemHeaders, type ProblemKind } from '../errors.ts';
+import { problem } from '../rest/problem-details.ts';
 
 export type Face = 'graphql' | 'rest';
 
-/** The refusals made outside GraphQL execution, and their GraphQL error codes. */
-const CODE_OF_KIND = {
-  unauthenticated: 'UNAUTHENTICATED',
-  forbidden: 'FORBIDDEN',
-  timeout: 'TIMEOUT',
-  'uri-too-long': 'BAD_USER_INPUT',
-} as const satisfies Partial<Record<ProblemKind, string>>;
-
 export interface Refusal {
-  kind: keyof typeof CODE_OF_KIND;
+  kind: ProblemKind;
   detail: string;
   headers?: Record<string, string>;
 }
@@ -28,13 +20,14 @@ export function refusalParts(
   refusal: Refusal,
 ): { status: number; headers: Record<string, string>; body: string } {
   const body = { ...problem(refusal.kind, refusal.detail), instance: path };
+  const headers = { ...problemHeaders(refusal.kind), ...refusal.headers };
   if (face === 'rest')
-    return { status: body.status, headers: { 'content-type': 'application/problem+json', ...refusal.headers }, body: JSON.stringify(body) };
+    return { status: body.status, headers: { 'content-type': 'application/problem+json', ...headers }, body: JSON.stringify(body) };
   const type = accept.includes('application/graphql-response+json') ? 'application/graphql-response+json' : 'application/json';
-  const error = { message: refusal.detail, extensions: { code: CODE_OF_KIND[refusal.kind], type: PROBLEM_TYPE_BASE + refusal.kind } };
+  const error = { message: refusal.detail, extensions: { code: PROBLEM_KINDS[refusal.kind].code, type: body.type } };
   return {
     status: body.status,
-    headers: { 'content-type': `${type}; charset=utf-8`, ...refusal.headers },
+    headers: { 'content-type': `${type}; charset=utf-8`, ...headers },
     body: JSON.stringify({ errors: [error] }),
   };
 }

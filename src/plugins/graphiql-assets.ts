@@ -3,6 +3,7 @@
 // files rather than inlined, so the page itself stays small.
 import { css, editorWorkerService, favicon, graphqlWorker, js, jsonWorker } from '@graphql-yoga/render-graphiql/graphiql';
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
+import { refuse } from './deny.ts';
 
 const PREFIX = '/graphiql/assets/';
 const ASSETS: Record<string, { body: string; type: string }> = {
@@ -17,13 +18,14 @@ export function useGraphiQLAssets(): Plugin {
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (!url.pathname.startsWith(PREFIX) || request.method !== 'GET') return;
-      const asset = ASSETS[url.pathname.slice(PREFIX.length)];
+      const name = url.pathname.slice(PREFIX.length);
+      const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
       endResponse(
         asset
           ? new fetchAPI.Response(asset.body, {
               headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
             })
-          : new fetchAPI.Response(null, { status: 404 }),
+          : refuse('rest', request, { kind: 'not-found', detail: `Nothing is at ${url.pathname}.` }),
       );
     },
   };

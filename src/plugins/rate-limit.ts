@@ -19,8 +19,8 @@ import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import type { RequestAuth } from './api-key.ts';
 import { rootFields } from './root-fields.ts';
 
-/** The policy's name in the RateLimit and RateLimit-Policy fields. */
-const POLICY = 'per-key';
+/** The policies' names in the RateLimit and RateLimit-Policy fields. */
+type Policy = 'per-key' | 'per-address';
 
 export interface RateLimitOptions {
   counter: FailOpenCounter;
@@ -60,11 +60,11 @@ function windowText(windowMs: number): string {
 }
 
 /** The IETF RateLimit header fields (draft-ietf-httpapi-ratelimit-headers), plus Retry-After on a refusal. */
-export function rateLimitHeaders(state: WindowState, windowMs: number): Record<string, string> {
+export function rateLimitHeaders(state: WindowState, windowMs: number, policy: Policy = 'per-key'): Record<string, string> {
   const reset = seconds(state.resetMs);
   return {
-    'ratelimit-policy': `"${POLICY}";q=${state.limit};w=${seconds(windowMs)}`,
-    ratelimit: `"${POLICY}";r=${state.remaining};t=${reset}`,
+    'ratelimit-policy': `"${policy}";q=${state.limit};w=${seconds(windowMs)}`,
+    ratelimit: `"${policy}";r=${state.remaining};t=${reset}`,
     ...(state.allowed ? {} : { 'retry-after': String(reset) }),
   };
 }

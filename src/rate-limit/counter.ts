@@ -18,6 +18,8 @@ export interface RateLimitCounter {
   consume(key: string, cost: number, limit: number, windowMs: number): Promise<WindowState>;
   /** Where the budget stands, spending nothing. */
   peek(key: string, limit: number, windowMs: number): Promise<WindowState>;
+  /** Resolves when the store answers. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,8 @@ export class MemoryCounter implements RateLimitCounter {
       resetMs: open ? window.endsAt - now : windowMs,
     };
   }
+
+  async ping(): Promise<void> {}
 
   #sweep(now: number): void {
     for (const [key, window] of this.#windows) if (window.endsAt <= now) this.#windows.delete(key);

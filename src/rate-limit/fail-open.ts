@@ -1,7 +1,8 @@
 // What happens when the shared counters cannot be reached: requests go through unmetered rather than
 // all failing, since an outage of the limiter should not become an outage of the API. The first
 // failure of an outage is logged as an error, its end with how many requests went unmetered, and
-// the running figures in `stats` are served on /ready for monitoring.
+// the running figures in `stats` are served on /ready for monitoring. While the store is out, a
+// probe asks it every second, so the end of an outage is noticed even when no request comes.
 import type { Logger } from '../log.ts';
 import type { RateLimitCounter, WindowState } from './counter.ts';
 
@@ -12,11 +13,14 @@ export interface FailOpenStats {
   unmeteredRequests: number;
 }
 
+const PROBE_EVERY_MS = 1000;
+
 export class FailOpenCounter {
   readonly #counter: RateLimitCounter;
   readonly #logger: Logger;
   readonly stats: FailOpenStats = { degraded: false, unmeteredRequests: 0 };
   #unmeteredThisOutage = 0;
+  #probe: NodeJS.Timeout | undefined;
 
   constructor(counter: RateLimitCounter, logger: Logger) {
     this.#counter = counter;
@@ -35,16 +39,21 @@ export class FailOpenCounter {
   async #guard(call: () => Promise<WindowState>, counts: boolean): Promise<WindowState | undefined> {
     try {
       const state = await call();
-      if (this.stats.degraded) {
-        this.stats.degraded = false;
-        this.#logger.warn({ unmeteredRequests: this.#unmeteredThisOutage }, 'rate limit store reachable again; limits apply');
-        this.#unmeteredThisOutage = 0;
-      }
+      this.#recovered();
       return state;
     } catch (error) {
       if (!this.stats.degraded) {
         this.stats.degraded = true;
         this.#logger.error({ err: error }, 'rate limit store unreachable; requests go through unmetered until it is back');
+        this.#probe = setInterval(
+          () =>
+            void this.#counter.ping().then(
+              () => this.#recovered(),
+              () => undefined,
+            ),
+          PROBE_EVERY_MS,
+        );
+        this.#probe.unref();
       }
       if (counts) {
         this.stats.unmeteredRequests += 1;
@@ -54,7 +63,16 @@ export class FailOpenCounter {
     }
   }
 
+  #recovered(): void {
+    if (!this.stats.degraded) return;
+    this.stats.degraded = false;
+    clearInterval(this.#probe);
+    this.#logger.warn({ unmeteredRequests: this.#unmeteredThisOutage }, 'rate limit store reachable again; limits apply');
+    this.#unmeteredThisOutage = 0;
+  }
+
   close(): Promise<void> {
+    clearInterval(this.#probe);
     return this.#counter.close();
   }
 }

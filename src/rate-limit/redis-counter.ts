@@ -1,6 +1,11 @@
 // Budgets in Redis, shared by every instance. Each check is one Lua script, so the read, the
 // decision and the increment are atomic: however many instances race, a budget of N admits exactly
 // N. Redis keeps the window's clock (PTTL), so instances' clocks need not agree.
+//
+// A connection whose peer went silent (packets dropped, a half-open socket) looks healthy to the
+// client forever: commands merely time out, one after another. A command that times out therefore
+// drops the connection, so that the client reconnects (bounded by the same timeout) and commands
+// meanwhile fail at once instead of each waiting.
 import { Redis } from 'ioredis';
 import type { RateLimitCounter, WindowState } from './counter.ts';
 
@@ -23,6 +28,9 @@ return { 1, 0, tonumber(ARGV[1]) }
 
 type Reply = [number, number, number];
 
+/** TCP keepalive lets the kernel notice a Redis that vanished while the connection sat idle. */
+const KEEPALIVE_INITIAL_DELAY_MS = 10_000;
+
 interface BudgetCommands {
   rateLimitConsume(key: string, cost: number, limit: number, windowMs: number): Promise<Reply>;
   rateLimitPeek(key: string, windowMs: number): Promise<Reply>;
@@ -38,7 +46,9 @@ export class RedisCounter implements RateLimitCounter {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
       commandTimeout: options.commandTimeoutMs,
-      retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+      connectTimeout: options.commandTimeoutMs,
+      keepAlive: KEEPALIVE_INITIAL_DELAY_MS,
+      retryStrategy: (attempt) => Math.min(attempt * 100, 1000),
       keyPrefix: 'portico:rate-limit:',
     });
     redis.on('error', options.onConnectionError);
@@ -64,11 +74,25 @@ export class RedisCounter implements RateLimitCounter {
   }
 
   async consume(key: string, cost: number, limit: number, windowMs: number): Promise<WindowState> {
-    return stateOf(await this.#redis.rateLimitConsume(key, cost, limit, windowMs), limit);
+    return stateOf(await this.#answered(this.#redis.rateLimitConsume(key, cost, limit, windowMs)), limit);
   }
 
   async peek(key: string, limit: number, windowMs: number): Promise<WindowState> {
-    return stateOf(await this.#redis.rateLimitPeek(key, windowMs), limit);
+    return stateOf(await this.#answered(this.#redis.rateLimitPeek(key, windowMs)), limit);
+  }
+
+  async ping(): Promise<void> {
+    await this.#answered(this.#redis.ping());
+  }
+
+  /** The reply; a command that timed out condemns its connection (see the top of this file). */
+  async #answered<T>(command: Promise<T>): Promise<T> {
+    try {
+      return await command;
+    } catch (error) {
+      if ((error as Error).message === 'Command timed out' && this.#redis.status === 'ready') this.#redis.disconnect(true);
+      throw error;
+    }
   }
 
   async close(): Promise<void> {

@@ -11,27 +11,14 @@ import type { FieldError } from '../errors.ts';
 import { BEARER_CHALLENGE } from '../graphql/acts-for.ts';
 import { maskError } from '../graphql/errors.ts';
 import type { Logger } from '../log.ts';
-import { problem, problemFromGraphQLErrors, problemResponse, type Problem } from './problem-details.ts';
+import { RequestProblem, problem, problemFromGraphQLErrors, problemResponse, type Problem } from './problem-details.ts';
+import { inputFor } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
 import { ROUTES, matchRoute, queryParameters, restNames, sofaPath, type RestRoute } from './routes.ts';
 
-/** Largest REST request body accepted, in bytes. */
-export const MAX_BODY_BYTES = 64 * 1024;
-
 const INT32 = /^-?\d{1,10}$/;
 
-class RequestProblem extends Error {
-  readonly problem: Problem;
-  readonly headers: Record<string, string>;
-  constructor(body: Problem, headers: Record<string, string> = {}) {
-    super(body.detail);
-    this.problem = body;
-    this.headers = headers;
-  }
-}
-
-const invalid = (field: string, message: string) =>
-  new RequestProblem(problem('invalid-input', `${field}: ${message}`, [{ field, message }]));
+const invalid = (field: string, message: string) => RequestProblem.invalid([{ field, message }]);
 
 /** The query string in the field's argument names, with every parameter known, given once and well-typed. */
 function queryFor(schema: GraphQLSchema, route: RestRoute, url: URL): URLSearchParams {
@@ -57,53 +44,11 @@ function queryFor(schema: GraphQLSchema, route: RestRoute, url: URL): URLSearchP
   return query;
 }
 
-async function readBody(request: Request): Promise<string> {
-  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
-  const tooLarge = () => new RequestProblem(problem('payload-too-large', `The body must be at most ${MAX_BODY_BYTES} bytes.`));
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (request.body) {
-    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
-      size += chunk.byteLength;
-      if (size > MAX_BODY_BYTES) throw tooLarge();
-      chunks.push(chunk);
-    }
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The request body as the mutation's `input`, after checking its media type, size and shape. */
-async function inputFor(route: RestRoute, request: Request, params: Record<string, string>): Promise<Record<string, unknown>> {
-  const body = route.body!;
-  const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-  if (!mediaType || !body.mediaTypes.includes(mediaType)) {
-    throw new RequestProblem(
-      problem('unsupported-media-type', `Send the body as ${body.mediaTypes.join(' or ')}${mediaType ? `, not ${mediaType}` : ''}.`),
-      route.method === 'PATCH' ? { 'accept-patch': body.mediaTypes.join(', ') } : {},
-    );
-  }
-  const text = await readBody(request);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw invalid('body', text.trim() === '' ? 'is required' : 'is not valid JSON');
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalid('body', 'must be a JSON object');
-  const input = parsed as Record<string, unknown>;
-  for (const [rest, field] of Object.entries(body.fromPath ?? {})) {
-    if (field in input) throw invalid(field, 'is not a field that can be set; it comes from the path');
-    input[field] = params[rest];
-  }
-  return input;
-}
-
 function withRestNames(body: Problem, route: RestRoute, instance: string): Problem {
   const names = restNames(route);
   // Messages may mention other arguments; rename the camelCase ones (plain words like "id" stay).
-  const inText = (text: string) => text.replace(/\b[a-z]+[A-Z]\w*\b/g, (word) => names[word] ?? word);
-  const rename = (error: FieldError) => ({ field: names[error.field] ?? error.field, message: inText(error.message) });
+  const inText = (text: string) => text.replace(/\b[a-z]+[A-Z]\w*\b/g, (word) => names.get(word) ?? word);
+  const rename = (error: FieldError) => ({ field: names.get(error.field) ?? error.field, message: inText(error.message) });
   const errors = body.errors?.map(rename);
   const detail = errors ? errors.map((e) => `${e.field}: ${e.message}`).join('; ') : body.detail;
   return { ...body, detail, instance, ...(errors ? { errors } : {}) };
@@ -156,12 +101,17 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
         );
         return;
       }
-      const { route, params } = match;
+      const { route, params, malformed } = match;
       try {
+        if (malformed.length > 0) {
+          throw RequestProblem.invalid(
+            malformed.map((name) => ({ field: name, message: 'holds a malformed percent-escape; encode % as %25' })),
+          );
+        }
         const query = queryFor(schema!, route, url);
         const target = new URL(url);
         target.search = query.toString();
-        const body = route.body ? JSON.stringify({ input: await inputFor(route, request, params) }) : undefined;
+        const body = route.body ? JSON.stringify({ input: await inputFor(schema!, route, request, params) }) : undefined;
         const headers = new fetchAPI.Headers(request.headers);
         headers.set('content-type', 'application/json');
         headers.delete('content-length');

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Plugin } from 'graphql-yoga';
+import { problem, problemResponse } from './problem-details.ts';
 
 const PAGE = '/docs';
 const PREFIX = '/docs/assets/';
@@ -65,13 +66,14 @@ export function useApiDocs(options: { openApiPath: string }): Plugin {
       } else if (pathname === `${PAGE}/`) {
         endResponse(new fetchAPI.Response(null, { status: 301, headers: { location: PAGE } }));
       } else if (pathname.startsWith(PREFIX)) {
-        const asset = assets[pathname.slice(PREFIX.length)];
+        const name = pathname.slice(PREFIX.length);
+        const asset = Object.hasOwn(assets, name) ? assets[name] : undefined;
         endResponse(
           asset
             ? new fetchAPI.Response(head ? null : asset.body, {
                 headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
               })
-            : new fetchAPI.Response(null, { status: 404 }),
+            : problemResponse({ ...problem('not-found', `Nothing is at ${pathname}.`), instance: pathname }),
         );
       }
     },

@@ -8,8 +8,8 @@ import { ORDER_STATUSES } from '../db/entities/index.ts';
 import { PROBLEM_TYPE_BASE } from '../errors.ts';
 import { EMAIL_MAX_LENGTH, PAGE_SIZE, NAME_MAX_LENGTH, PAGE_NUMBER_MAX, TOTAL_MAX } from '../services/limits.ts';
 import { USER_SORTS } from '../services/user-list.ts';
-import { MAX_BODY_BYTES } from './adapter.ts';
-import { PROBLEM_KINDS, type ProblemKind } from './problem-details.ts';
+import { MAX_BODY_BYTES } from './request-body.ts';
+import { PROBLEM_KINDS, type ProblemKind } from '../errors.ts';
 import { restSchema } from './rest-schema.ts';
 import { ROUTES, pathParameters, queryParameters, routeField, type RestRoute } from './routes.ts';
 
@@ -93,7 +93,9 @@ const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
   'uri-too-long': 'UriTooLong',
   'quota-exceeded': 'TooManyRequests',
   internal: 'InternalError',
-  timeout: 'TimedOut',
+  // Both 503s share one response; its description says which is which.
+  timeout: 'ServiceUnavailable',
+  unavailable: 'ServiceUnavailable',
 };
 
 /** Sent with every answer to a request with a valid key (see the README's Limits). */
@@ -165,7 +167,7 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
   if (['createUser', 'replaceUser', 'updateUser'].includes(route.operationId)) kinds.push('conflict');
   if (route.body) kinds.push('payload-too-large', 'unsupported-media-type');
-  kinds.push('uri-too-long', 'quota-exceeded', 'internal', 'timeout');
+  kinds.push('uri-too-long', 'quota-exceeded', 'internal', 'unavailable');
   return kinds;
 }
 
@@ -259,6 +261,7 @@ const PROBLEM_SCHEMA = {
 function problemResponses(): Json {
   const responses: Json = {};
   for (const [kind, name] of Object.entries(RESPONSE_OF_KIND) as [ProblemKind, string][]) {
+    if (name in responses) continue;
     const { status, title } = PROBLEM_KINDS[kind];
     const example = {
       type: PROBLEM_TYPE_BASE + kind,
@@ -269,20 +272,32 @@ function problemResponses(): Json {
       ...(kind === 'invalid-input' ? { errors: [{ field: 'email', message: 'must be an email address like ada@example.com' }] } : {}),
     };
     const headers =
-      kind === 'quota-exceeded'
+      name === 'ServiceUnavailable'
         ? {
             headers: {
               'Retry-After': {
-                description: 'Seconds until the budget renews and the request would be admitted.',
-                schema: { type: 'integer', minimum: 1, example: 42 },
+                description: 'Seconds to wait before trying again, when the database cannot be reached.',
+                schema: { type: 'integer', minimum: 1, example: 2 },
               },
-              'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
-              RateLimit: ref('headers', 'RateLimit'),
             },
           }
-        : {};
+        : kind === 'quota-exceeded'
+          ? {
+              headers: {
+                'Retry-After': {
+                  description: 'Seconds until the budget renews and the request would be admitted.',
+                  schema: { type: 'integer', minimum: 1, example: 42 },
+                },
+                'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
+                RateLimit: ref('headers', 'RateLimit'),
+              },
+            }
+          : {};
     responses[name] = {
-      description: title,
+      description:
+        name === 'ServiceUnavailable'
+          ? `The database cannot be reached (\`${PROBLEM_TYPE_BASE}unavailable\`, with Retry-After), or the request or one of its statements ran past its time limit (\`${PROBLEM_TYPE_BASE}timeout\`).`
+          : title,
       ...headers,
       content: { 'application/problem+json': { schema: ref('schemas', 'Problem'), example } },
     };

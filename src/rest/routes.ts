@@ -145,10 +145,8 @@ export function routeField(schema: GraphQLSchema, route: RestRoute): GraphQLFiel
 }
 
 /** REST names for the argument names a route feeds (argument → REST name), where they differ. */
-export function restNames(route: RestRoute): Record<string, string> {
-  const names: Record<string, string> = {};
-  for (const [rest, argument] of Object.entries({ ...route.rename, ...route.body?.fromPath })) names[argument] = rest;
-  return names;
+export function restNames(route: RestRoute): ReadonlyMap<string, string> {
+  return new Map(Object.entries({ ...route.rename, ...route.body?.fromPath }).map(([rest, argument]) => [argument, rest]));
 }
 
 /** The query parameters a route takes, by REST name; routes with a body take none. */
@@ -158,7 +156,7 @@ export function queryParameters(schema: GraphQLSchema, route: RestRoute): { name
   const names = restNames(route);
   return routeField(schema, route)
     .args.filter((argument) => !inPath.has(argument.name))
-    .map((argument) => ({ name: names[argument.name] ?? argument.name, argument }));
+    .map((argument) => ({ name: names.get(argument.name) ?? argument.name, argument }));
 }
 
 /** The route's path in SOFA's syntax, with each parameter named after the argument it feeds. */
@@ -168,8 +166,10 @@ export function sofaPath(route: RestRoute): string {
 
 export interface RouteMatch {
   route: RestRoute;
-  /** Path parameters by their REST names. */
+  /** Path parameters by their REST names, percent-decoded once. */
   params: Record<string, string>;
+  /** Path parameters whose percent-escapes do not decode (left as sent in `params`). */
+  malformed: string[];
 }
 
 const compiled = ROUTES.map((route) => ({
@@ -184,8 +184,13 @@ export function matchRoute(method: string, pathname: string): RouteMatch | { all
     const match = pattern.exec(pathname);
     if (!match) continue;
     if (route.method === method) {
-      const params = Object.fromEntries(Object.entries(match.groups ?? {}).map(([k, v]) => [k, decodeComponent(v)]));
-      return { route, params };
+      const params: Record<string, string> = {};
+      const malformed: string[] = [];
+      for (const [name, raw] of Object.entries(match.groups ?? {})) {
+        params[name] = decodeComponent(raw);
+        if (params[name] === raw && raw.includes('%')) malformed.push(name);
+      }
+      return { route, params, malformed };
     }
     allow.push(route.method);
   }

@@ -28,6 +28,13 @@ export function generateKeySecret(environment: KeyEnvironment): { secret: string
   return { secret, prefix: prefixOf(secret)! };
 }
 
+const PREFIX_PATTERN = new RegExp(`^pk_(live|test)_[0-9A-Za-z]{${PREFIX_CHARS}}$`);
+
+/** Whether the text is a key's public prefix (`pk_live_AbCd1234`). */
+export function isKeyPrefix(text: string): boolean {
+  return PREFIX_PATTERN.test(text);
+}
+
 /** The public prefix of a well-formed key (`pk_live_AbCd1234`), or undefined for anything else. */
 export function prefixOf(secret: string): string | undefined {
   return KEY_PATTERN.test(secret) ? secret.slice(0, secret.indexOf('_', 3) + 1 + PREFIX_CHARS) : undefined;

@@ -3,6 +3,7 @@
 // time and address a key was used ride along in the same flush.
 import { ApiKeyUsage } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
+import { databaseFailureOf } from '../db/failures.ts';
 import type { Logger } from '../log.ts';
 import { requireId } from './validation.ts';
 
@@ -18,7 +19,13 @@ export class UsageRecorder {
     this.#logger = logger;
     if (flushEveryMs > 0) {
       this.#timer = setInterval(
-        () => void this.flush().catch((error: unknown) => logger.error({ err: error }, 'writing API key usage failed')),
+        () =>
+          void this.flush().catch((error: unknown) =>
+            // An unreachable database is reported once by the pool; the counts wait for the next flush.
+            databaseFailureOf(error)
+              ? logger.debug({ err: error }, 'writing API key usage failed; will retry')
+              : logger.error({ err: error }, 'writing API key usage failed'),
+          ),
         flushEveryMs,
       );
       this.#timer.unref();

@@ -1,13 +1,16 @@
-// API keys: issuing, listing, rotating and revoking them, and verifying a presented key quickly.
+// API keys: issuing, listing, rotating and revoking them (api-key-verifier.ts checks presented ones).
 import { ApiKey } from '../db/entities/index.ts';
 import { NOTIFY_SQL } from '../db/notifications.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
-import { generateKeySecret, hashKeySecret, keySecretMatches, prefixOf, type KeyEnvironment } from './api-key-secrets.ts';
-import { networkMatcher, normalizeCidr } from '../net/cidr.ts';
+import { generateKeySecret, hashKeySecret, type KeyEnvironment } from './api-key-secrets.ts';
+import { normalizeCidr } from '../net/cidr.ts';
 import { InputCheck, requireId } from './validation.ts';
 
-/** Channel on which instances hear that a key changed, so they drop cached verifications at once. */
+/**
+ * Channel on which instances hear that keys changed: a new key's prefix (so it verifies everywhere
+ * at once), or a changed key's id (so cached verifications are dropped at once).
+ */
 export const API_KEYS_CHANNEL = 'api_keys_changed';
 
 /** What a key may do; `admin` is a trusted back-office client. */
@@ -50,18 +53,21 @@ function checkSettings(input: KeySettings): KeySettings {
 export async function createApiKey(em: EntityManager, pepper: string, environment: KeyEnvironment, input: KeySettings): Promise<IssuedKey> {
   const settings = checkSettings(input);
   const { secret, prefix } = generateKeySecret(environment);
-  const key = em.create(ApiKey, {
-    name: settings.name,
-    prefix,
-    secretHash: hashKeySecret(secret, pepper),
-    environment,
-    scopes: [...settings.scopes],
-    allowedCidrs: [...(settings.allowedCidrs ?? [])],
-    expiresAt: settings.expiresAt ?? null,
-    rateLimitPerMinute: settings.rateLimitPerMinute ?? null,
+  return em.transactional(async (tx) => {
+    const key = tx.create(ApiKey, {
+      name: settings.name,
+      prefix,
+      secretHash: hashKeySecret(secret, pepper),
+      environment,
+      scopes: [...settings.scopes],
+      allowedCidrs: [...(settings.allowedCidrs ?? [])],
+      expiresAt: settings.expiresAt ?? null,
+      rateLimitPerMinute: settings.rateLimitPerMinute ?? null,
+    });
+    await tx.flush();
+    await tx.execute(NOTIFY_SQL, [API_KEYS_CHANNEL, prefix]);
+    return { key, secret };
   });
-  await em.flush();
-  return { key, secret };
 }
 
 /**
@@ -124,76 +130,7 @@ export async function rotateApiKey(
     const graceEnd = new Date(now + graceMs);
     if (!previous.expiresAt || previous.expiresAt > graceEnd) previous.expiresAt = graceEnd;
     await tx.execute(NOTIFY_SQL, [API_KEYS_CHANNEL, previous.id]);
+    await tx.execute(NOTIFY_SQL, [API_KEYS_CHANNEL, prefix]);
     return { key, secret, previous };
   });
-}
-
-/** What a verified key lets its caller do; no secret material. */
-export interface VerifiedKey {
-  id: string;
-  prefix: string;
-  name: string;
-  scopes: readonly string[];
-  allowedCidrs: readonly string[];
-  rateLimitPerMinute: number | null;
-  expiresAt: Date | null;
-  /** Whether a request from this address may use the key (its CIDR allowlist; empty allows all). */
-  allowsAddress(address: string): boolean;
-}
-
-export interface VerifierOptions {
-  /** How long a verification is reused; also the bound on how late a revocation takes effect. */
-  ttlMs: number;
-  maxEntries: number;
-}
-
-/**
- * Verifies presented keys, remembering recent answers (good and bad) in a bounded in-process cache
- * keyed by the key's hash, so a warm check is a map lookup rather than a database round trip.
- */
-export class ApiKeyVerifier {
-  readonly #em: () => EntityManager;
-  readonly #pepper: string;
-  readonly #options: VerifierOptions;
-  readonly #cache = new Map<string, { key: VerifiedKey | undefined; until: number }>();
-
-  constructor(em: () => EntityManager, pepper: string, options: VerifierOptions) {
-    this.#em = em;
-    this.#pepper = pepper;
-    this.#options = options;
-  }
-
-  async verify(secret: string, now = Date.now()): Promise<VerifiedKey | undefined> {
-    const prefix = prefixOf(secret);
-    if (!prefix) return undefined;
-    const cacheKey = hashKeySecret(secret, this.#pepper);
-    const cached = this.#cache.get(cacheKey);
-    const found = cached && cached.until > now ? cached.key : await this.#load(secret, prefix, cacheKey, now);
-    return found && (found.expiresAt === null || found.expiresAt.getTime() > now) ? found : undefined;
-  }
-
-  /** Forgets cached answers, e.g. when another instance revoked a key. */
-  invalidate(): void {
-    this.#cache.clear();
-  }
-
-  async #load(secret: string, prefix: string, cacheKey: string, now: number): Promise<VerifiedKey | undefined> {
-    const row = await this.#em().findOne(ApiKey, { prefix });
-    const valid = row && !row.revokedAt && keySecretMatches(secret, row.secretHash, this.#pepper);
-    const key: VerifiedKey | undefined = valid
-      ? {
-          id: row.id,
-          prefix: row.prefix,
-          name: row.name,
-          scopes: row.scopes,
-          allowedCidrs: row.allowedCidrs,
-          rateLimitPerMinute: row.rateLimitPerMinute ?? null,
-          expiresAt: row.expiresAt ?? null,
-          allowsAddress: row.allowedCidrs.length > 0 ? networkMatcher(row.allowedCidrs) : () => true,
-        }
-      : undefined;
-    if (this.#cache.size >= this.#options.maxEntries) this.#cache.delete(this.#cache.keys().next().value!);
-    this.#cache.set(cacheKey, { key, until: now + this.#options.ttlMs });
-    return key;
-  }
 }

@@ -82,7 +82,12 @@ describe('API reference', () => {
     const redirect = await fetch(`${server.url}/docs/`, { redirect: 'manual' });
     expect(redirect.status).toBe(301);
     expect(redirect.headers.get('location')).toBe('/docs');
-    expect((await fetch(`${server.url}/docs/assets/nope.js`)).status).toBe(404);
+    for (const name of ['nope.js', 'constructor', '__proto__']) {
+      const missing = await fetch(`${server.url}/docs/assets/${name}`);
+      expect([missing.status, missing.headers.get('content-type')]).toEqual([404, 'application/problem+json']);
+      const graphiql = await fetch(`${server.url}/graphiql/assets/${name}`);
+      expect([graphiql.status, graphiql.headers.get('content-type')]).toEqual([404, 'application/problem+json']);
+    }
   });
 
   it.skipIf(SKIP_BROWSER)(

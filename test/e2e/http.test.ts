@@ -90,7 +90,10 @@ describe('probes and routes', () => {
     const health = await fetch(`${server.url}/health`);
     expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
     const ready = await fetch(`${server.url}/ready`);
-    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready', rateLimits: { degraded: false, unmeteredRequests: 0 } }]);
+    expect([ready.status, await ready.json()]).toEqual([
+      200,
+      { status: 'ready', database: { available: true, outages: 0 }, rateLimits: { degraded: false, unmeteredRequests: 0 } },
+    ]);
   });
 
   it('answers an unknown path with 404, and leaves paths that merely end in /health to their routes', async () => {
@@ -108,6 +111,7 @@ describe('probes and routes', () => {
       expect(await ready.json()).toEqual({
         status: 'unavailable',
         reason: 'database unreachable',
+        database: { available: true, outages: 0 },
         rateLimits: { degraded: false, unmeteredRequests: 0 },
       });
       expect((await fetch(`${doomed.url}/health`)).status).toBe(200);

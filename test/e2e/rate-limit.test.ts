@@ -1,7 +1,8 @@
 // Per-key rate limits on both faces: the budget, what a request costs, honest 429s with Retry-After
 // and the RateLimit fields, per-key limits, window renewal; and, on Redis, one exact budget shared by
 // two instances, and requests going through unmetered while Redis is down.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { generateKeySecret } from '../../src/services/api-key-secrets.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { SKIP_REDIS, startTestRedis, type TestRedis } from '../support/redis.ts';
 
@@ -25,7 +26,7 @@ describe('one instance, counters in memory', () => {
   let userId: string;
 
   beforeAll(async () => {
-    server = await startTestServer({ rateLimit: { max: 3, windowMs: WINDOW_MS, redisUrl: undefined } });
+    server = await startTestServer({ rateLimit: { max: 3, unidentifiedMax: 1_000_000, windowMs: WINDOW_MS, redisUrl: undefined } });
     userId = await createUser(server);
   });
   afterAll(() => server.close());
@@ -161,9 +162,38 @@ describe('one instance, counters in memory', () => {
   });
 });
 
+describe('requests without a valid key', () => {
+  it('limits requests without a valid key per client address, costing no database work, and leaves valid keys alone', async () => {
+    const server = await startTestServer({ rateLimit: { max: 3, unidentifiedMax: 3, windowMs: WINDOW_MS, redisUrl: undefined } });
+    onTestFinished(() => server.close());
+    const userId = await createUser(server);
+    const restGet = (key: string) => server.fetch(`/users/${userId}`, { headers: { 'x-api-key': key } });
+    const gqlGet = (key: string) => server.gql(`{ user(id: "${userId}") { id } }`, {}, { 'x-api-key': key });
+    const stranger = () => generateKeySecret('test').secret;
+    server.statements.length = 0;
+    // The address's budget of three is spent by unknown keys and by no key at all…
+    expect((await restGet(stranger())).status).toBe(401);
+    expect((await gqlGet(stranger())).status).toBe(401);
+    expect((await fetch(`${server.url}/users/${userId}`)).status).toBe(401);
+    // …then both faces answer 429, with the address's budget in the RateLimit fields.
+    const rest = await restGet(stranger());
+    expect(rest.status).toBe(429);
+    expect(rest.headers.get('ratelimit-policy')).toBe('"per-address";q=3;w=60');
+    expect(rest.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect(await rest.json()).toMatchObject({ type: 'https://portico.dev/problems/quota-exceeded', status: 429 });
+    const graphql = await gqlGet(stranger());
+    expect(graphql.status).toBe(429);
+    expect(graphql.body.errors![0]!.extensions.code).toBe('RATE_LIMITED');
+    // Unknown prefixes are refused from memory.
+    expect(server.statements).toEqual([]);
+    // A valid key from the same address is not affected.
+    expect((await restGet(await server.createKey({ name: 'Neighbour' }))).status).toBe(200);
+  });
+});
+
 describe('window renewal', () => {
   it('admits requests again once the window has passed', async () => {
-    const server = await startTestServer({ rateLimit: { max: 1, windowMs: 500, redisUrl: undefined } });
+    const server = await startTestServer({ rateLimit: { max: 1, unidentifiedMax: 1_000_000, windowMs: 500, redisUrl: undefined } });
     try {
       const first = await server.fetch('/users?limit=1');
       expect(first.status).toBe(200);
@@ -188,7 +218,9 @@ describe('window renewal', () => {
 describe('Redis unreachable at start', () => {
   it('serves unmetered, and says so', async () => {
     // Nothing listens on port 1: connections are refused.
-    const server = await startTestServer({ rateLimit: { max: 1, windowMs: WINDOW_MS, redisUrl: 'redis://127.0.0.1:1' } });
+    const server = await startTestServer({
+      rateLimit: { max: 1, unidentifiedMax: 1_000_000, windowMs: WINDOW_MS, redisUrl: 'redis://127.0.0.1:1' },
+    });
     try {
       expect(
         server.logs.some((line) => line.level === 50 && String(line.msg).startsWith('rate limit store (REDIS_URL) unreachable at start')),
@@ -211,7 +243,7 @@ describe.skipIf(SKIP_REDIS)('several instances sharing Redis', () => {
 
   beforeAll(async () => {
     redis = await startTestRedis();
-    const rateLimit = { max: 100, windowMs: WINDOW_MS, redisUrl: redis.url };
+    const rateLimit = { max: 100, unidentifiedMax: 1_000_000, windowMs: WINDOW_MS, redisUrl: redis.url };
     first = await startTestServer({ rateLimit });
     second = await startTestServer({ rateLimit }, { sharing: first });
   });
@@ -260,7 +292,7 @@ describe.skipIf(SKIP_REDIS)('several instances sharing Redis', () => {
     // The outage is a figure for monitoring; the instance stays ready, since requests are served.
     const ready = await fetch(`${first.url}/ready`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready', rateLimits: { degraded: true, unmeteredRequests: 5 } });
+    expect(await ready.json()).toMatchObject({ status: 'ready', rateLimits: { degraded: true, unmeteredRequests: 5 } });
 
     await redis.start();
     // The client reconnects on its own; poll until budgets are counted again (the new Redis is empty).

@@ -202,7 +202,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     expect(await httpJson(`http://127.0.0.1:${port}/health`)).toEqual({ status: 200, body: { status: 'ok' } });
     expect(await httpJson(`http://127.0.0.1:${port}/ready`)).toEqual({
       status: 200,
-      body: { status: 'ready', rateLimits: { degraded: false, unmeteredRequests: 0 } },
+      body: { status: 'ready', database: { available: true, outages: 0 }, rateLimits: { degraded: false, unmeteredRequests: 0 } },
     });
 
     // A fresh development install creates a key with every scope and shows it once, on the terminal.
@@ -260,7 +260,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     expect(await postgresPid(dataDir)).toBe(pgPid);
     expect(await httpJson(`http://127.0.0.1:${port}/ready`)).toEqual({
       status: 200,
-      body: { status: 'ready', rateLimits: { degraded: false, unmeteredRequests: 0 } },
+      body: { status: 'ready', database: { available: true, outages: 0 }, rateLimits: { degraded: false, unmeteredRequests: 0 } },
     });
     expect(await gql(port, READ_USER, { id: user.id })).toEqual({ user });
 

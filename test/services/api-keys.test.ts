@@ -3,19 +3,25 @@ import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
 import { listen } from '../../src/db/notifications.ts';
-import { API_KEYS_CHANNEL, ApiKeyVerifier, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../../src/services/api-keys.ts';
+import { loadConfig } from '../../src/config.ts';
+import { databaseBounds } from '../../src/db/database.ts';
+import { generateKeySecret, prefixOf } from '../../src/services/api-key-secrets.ts';
+import { ApiKeyVerifier } from '../../src/services/api-key-verifier.ts';
+import { API_KEYS_CHANNEL, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../../src/services/api-keys.ts';
 import { createTestDatabase } from '../support/database.ts';
 
 const PEPPER = 'a-pepper-of-at-least-thirty-two-characters';
 let orm: MikroORM;
 let drop: () => Promise<void>;
 let databaseUrl: string;
+/** Every statement the test's ORM ran. */
+const statements: string[] = [];
 
 beforeAll(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
   databaseUrl = database.url;
-  orm = await openOrm(database.url, { poolMax: 2, logger: createLogger('silent') });
+  orm = await openOrm(database.url, { poolMax: 2, logger: createLogger('silent'), onQuery: (sql) => statements.push(sql) });
 });
 afterAll(async () => {
   await orm.close();
@@ -86,7 +92,9 @@ describe('verifying keys', () => {
   it('refuses a revoked key at once on every instance that listens for key changes, despite its cache', async () => {
     const { key, secret } = await createApiKey(em(), PEPPER, 'test', settings);
     const cached = verifier(3_600_000);
-    const listener = await listen(databaseUrl, API_KEYS_CHANNEL, () => cached.invalidate(), createLogger('silent'));
+    const listener = await listen(databaseUrl, API_KEYS_CHANNEL, (payload) => cached.keysChanged(payload), createLogger('silent'), {
+      bounds: databaseBounds(loadConfig({})),
+    });
     try {
       expect(await cached.verify(secret)).toBeDefined();
       await revokeApiKey(em(), key.id);
@@ -136,5 +144,72 @@ describe('rotating and revoking', () => {
     await expect(revokeApiKey(em(), 'key_01jd3x3b8vfb9s1p4t4p6q2k7m')).rejects.toBeInstanceOf(NotFoundError);
     await expect(revokeApiKey(em(), 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m')).rejects.toBeInstanceOf(ValidationError);
     expect((await listApiKeys(em())).map((k) => k.id)).toContain(key.id);
+  });
+});
+
+describe('strangers', () => {
+  const randomKey = () => generateKeySecret('test').secret;
+
+  it('are refused from memory: a key whose prefix does not exist costs no database work', async () => {
+    await createApiKey(em(), PEPPER, 'test', settings);
+    const started = verifier(60_000);
+    await started.start();
+    try {
+      statements.length = 0;
+      for (let i = 0; i < 1000; i++) expect(await started.verify(randomKey())).toBeUndefined();
+      expect(statements).toEqual([]);
+    } finally {
+      started.stop();
+    }
+  });
+
+  it('never evict a valid key from the cache, and a wrong secret for a real prefix is refused from it', async () => {
+    const { secret } = await createApiKey(em(), PEPPER, 'test', settings);
+    const small = new ApiKeyVerifier(em, PEPPER, { ttlMs: 60_000, maxEntries: 2 });
+    await small.start();
+    try {
+      expect(await small.verify(secret)).toBeDefined();
+      statements.length = 0;
+      for (let i = 0; i < 1000; i++) expect(await small.verify(randomKey())).toBeUndefined();
+      const forged = `${prefixOf(secret)}${randomKey().slice(16)}`;
+      for (let i = 0; i < 100; i++) expect(await small.verify(forged)).toBeUndefined();
+      expect(await small.verify(secret)).toBeDefined();
+      expect(statements).toEqual([]);
+    } finally {
+      small.stop();
+    }
+  });
+
+  it('do not hide a new key: it verifies once its notification arrives, or at the next top-up', async () => {
+    const started = verifier(60_000);
+    await started.start();
+    try {
+      const notified = await createApiKey(em(), PEPPER, 'test', settings);
+      // This instance has not heard of it yet, so it is refused from memory…
+      expect(await started.verify(notified.secret)).toBeUndefined();
+      started.keysChanged(notified.key.prefix);
+      expect(await started.verify(notified.secret)).toBeDefined();
+
+      const quiet = await createApiKey(em(), PEPPER, 'test', settings);
+      await started.topUp();
+      expect(await started.verify(quiet.secret)).toBeDefined();
+    } finally {
+      started.stop();
+    }
+  });
+
+  it('learn of keys created elsewhere through the notification channel', async () => {
+    const started = verifier(3_600_000);
+    await started.start();
+    const listener = await listen(databaseUrl, API_KEYS_CHANNEL, (payload) => started.keysChanged(payload), createLogger('silent'), {
+      bounds: databaseBounds(loadConfig({})),
+    });
+    try {
+      const { secret } = await createApiKey(em(), PEPPER, 'test', settings);
+      await expect.poll(() => started.verify(secret), { timeout: 10_000, interval: 20 }).toBeDefined();
+    } finally {
+      started.stop();
+      await listener.close();
+    }
   });
 });

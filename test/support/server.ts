@@ -1,6 +1,9 @@
 // A real server on a free port against a fresh database, spoken to over HTTP like any client would.
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.ts';
+import { DatabaseAvailability } from '../../src/db/availability.ts';
+import { probeDatabase } from '../../src/db/connections.ts';
+import { databaseBounds } from '../../src/db/database.ts';
 import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { CursorCodec } from '../../src/pagination/cursor.ts';
 import { createApp } from '../../src/server.ts';
@@ -8,7 +11,9 @@ import { createLogger } from '../../src/log.ts';
 import { openRateLimitCounter } from '../../src/rate-limit/open.ts';
 import { UsageRecorder } from '../../src/services/api-key-usage.ts';
 import { userTokenVerifier } from '../../src/services/user-tokens.ts';
-import { ApiKeyVerifier, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
+import { ApiKeyVerifier } from '../../src/services/api-key-verifier.ts';
+import { API_KEYS_CHANNEL, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
+import { listen } from '../../src/db/notifications.ts';
 import { auditLog, usedCredential } from './credentials.ts';
 import { createTestDatabase } from './database.ts';
 
@@ -56,10 +61,19 @@ export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-0123456789';
 export interface TestServerOptions {
   /** Serve another server's database (a second instance of the same deployment) instead of a fresh one. */
   sharing?: TestServer;
+  /** Reach PostgreSQL through this (a fault-injecting proxy); `databaseUrl` stays the direct one. */
+  databaseVia?: { proxiedUrl(url: string): string };
 }
 
-export async function startTestServer(overrides: Partial<Config> = {}, { sharing }: TestServerOptions = {}): Promise<TestServer> {
+/** Every running test server's key verifier, by database: a key a test creates verifies on all of them at once. */
+const verifiers = new Map<string, Set<ApiKeyVerifier>>();
+
+export async function startTestServer(
+  overrides: Partial<Config> = {},
+  { sharing, databaseVia }: TestServerOptions = {},
+): Promise<TestServer> {
   const database = sharing ? { url: sharing.databaseUrl, drop: async () => undefined } : await createTestDatabase();
+  const serverUrl = databaseVia ? databaseVia.proxiedUrl(database.url) : database.url;
   const defaults = loadConfig({ LOG_LEVEL: 'debug' });
   // No key cache: revocations in tests take effect at once (the cache has its own tests). Rate
   // limits stay out of the way of suites that send many requests; their own tests set them.
@@ -68,7 +82,7 @@ export async function startTestServer(overrides: Partial<Config> = {}, { sharing
     databaseUrl: database.url,
     shutdownGraceMs: 2000,
     apiKeyCacheMs: 0,
-    rateLimit: { ...defaults.rateLimit, max: 1_000_000 },
+    rateLimit: { ...defaults.rateLimit, max: 1_000_000, unidentifiedMax: 1_000_000 },
     ...overrides,
   };
   const logs: Record<string, unknown>[] = [];
@@ -83,22 +97,38 @@ export async function startTestServer(overrides: Partial<Config> = {}, { sharing
     }),
   );
   const statements: string[] = [];
-  const orm = await openOrm(database.url, {
-    poolMax: 5,
-    statementTimeoutMs: config.statementTimeoutMs,
-    logger,
-    onQuery: (sql) => statements.push(sql),
-  });
+  const bounds = databaseBounds(config);
+  const availability = new DatabaseAvailability(logger, () => probeDatabase(serverUrl, bounds), 200);
+  const orm = await openOrm(serverUrl, { poolMax: 5, bounds, availability, logger, onQuery: (sql) => statements.push(sql) });
   const apiKeys = new ApiKeyVerifier(() => orm.em.fork(), TEST_PEPPER, { ttlMs: config.apiKeyCacheMs, maxEntries: 1000 });
+  await apiKeys.start();
+  // As in production, key changes reach the verifier through notifications.
+  const keyChanges = await listen(serverUrl, API_KEYS_CHANNEL, (payload) => apiKeys.keysChanged(payload), logger, { bounds });
+  const peers = verifiers.get(database.url) ?? new Set();
+  verifiers.set(database.url, peers.add(apiKeys));
   // Flushed by the tests themselves, so that they see exactly what one flush writes.
   const usage = new UsageRecorder(() => orm.em.fork(), logger, 0);
   const userTokens = await userTokenVerifier({ ...config.jwt, secret: config.jwt.secret ?? TEST_JWT_SECRET }, config.dataDir);
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
-  const app = createApp({ config, logger, orm, cursors: new CursorCodec(TEST_CURSOR_SECRET), apiKeys, usage, userTokens, rateLimits });
+  const app = createApp({
+    config,
+    logger,
+    orm,
+    database: availability,
+    cursors: new CursorCodec(TEST_CURSOR_SECRET),
+    apiKeys,
+    usage,
+    userTokens,
+    rateLimits,
+  });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
-  const createKey = async (settings: Partial<KeySettings>) =>
-    usedCredential((await createApiKey(orm.em.fork(), TEST_PEPPER, 'test', { name: 'Test key', scopes: SCOPES, ...settings })).secret);
+  const createKey = async (settings: Partial<KeySettings>) => {
+    const { secret } = await createApiKey(orm.em.fork(), TEST_PEPPER, 'test', { name: 'Test key', scopes: SCOPES, ...settings });
+    // The notification is on its way; a test must not race it.
+    await Promise.all([...peers].map((verifier) => verifier.topUp()));
+    return usedCredential(secret);
+  };
   const apiKey = await createKey({ name: 'Test suite' });
   const authorizedFetch = (path: string, init: RequestInit = {}) =>
     fetch(`${url}${path}`, { ...init, headers: { 'x-api-key': apiKey, ...(init.headers as Record<string, string> | undefined) } });
@@ -123,6 +153,10 @@ export async function startTestServer(overrides: Partial<Config> = {}, { sharing
     },
     async close() {
       await app.close();
+      peers.delete(apiKeys);
+      apiKeys.stop();
+      await keyChanges.close();
+      availability.close();
       await rateLimits.close();
       await orm.close();
       await database.drop();

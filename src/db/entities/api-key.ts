@@ -29,6 +29,8 @@ export const ApiKeySchema = defineEntity({
     /** The key this one replaced in a rotation. */
     rotatedFromId: p.string().columnType('text').collation('C').nullable(),
   },
+  // Instances top up the prefixes they know with the keys created lately.
+  indexes: [{ name: 'api_keys_created_at_idx', properties: ['createdAt'] }],
   checks: [
     { name: 'api_keys_name_length_check', expression: 'char_length(name) >= 1 and char_length(name) <= 100' },
     { name: 'api_keys_rate_limit_check', expression: 'rate_limit_per_minute > 0' },

@@ -5,7 +5,7 @@
 // latest, and the pool gets its connection back then.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
-import { refusalParts, type Face } from './deny.ts';
+import { refusalParts, type Face } from '../plugins/deny.ts';
 
 export function armDeadline(
   req: IncomingMessage,

@@ -1,0 +1,113 @@
+// Every wait on PostgreSQL has a bound, on both ends of the wire. node-postgres waits forever by
+// default: for a pooled connection, for a connection to open, for a reply. Over a connection whose
+// peer went silent (packets dropped, a half-open socket) a reply never comes, and the connection
+// would go back to the pool still waiting, until every request waits behind it. So: a connection
+// that stopped answering is destroyed, never reused; the server aborts transactions left idle.
+import pg from 'pg';
+import type { DatabaseAvailability } from './availability.ts';
+import { databaseFailureOf } from './failures.ts';
+
+export interface ConnectionBounds {
+  /** Longest wait for a pooled connection, including opening a new one (connect and log-in). */
+  connectTimeoutMs: number;
+  /** PostgreSQL's statement_timeout; past it the server cancels the statement. */
+  statementTimeoutMs: number;
+}
+
+/**
+ * How much longer than the statement timeout the client waits for a reply before it decides the
+ * connection is dead: the server's cancellation normally answers first.
+ */
+const REPLY_MARGIN_MS = 1000;
+/** TCP keepalive lets the kernel notice a peer that vanished while a connection sat idle. */
+const KEEPALIVE_INITIAL_DELAY_MS = 10_000;
+
+/** Options for a pg Client or Pool that bound every wait. */
+export function boundedConnectionOptions(bounds: ConnectionBounds): pg.ClientConfig & pg.PoolConfig {
+  const replyTimeoutMs = bounds.statementTimeoutMs + REPLY_MARGIN_MS;
+  return {
+    connectionTimeoutMillis: bounds.connectTimeoutMs,
+    statement_timeout: bounds.statementTimeoutMs,
+    query_timeout: replyTimeoutMs,
+    // A transaction whose client went silent (its COMMIT lost on the way) would keep its locks until
+    // TCP gave up, which can take many minutes; the server ends it as soon as the client would have.
+    idle_in_transaction_session_timeout: replyTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS,
+  };
+}
+
+/** Closes a connection's socket at once; pending queries fail and the pool drops it on release. */
+export function destroyConnection(client: pg.Client | pg.PoolClient): void {
+  (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+}
+
+/**
+ * Makes a pool report to `availability` and drop connections that stopped answering, at once.
+ * node-postgres gives up on a reply after `query_timeout` but keeps the connection, still waiting,
+ * for reuse; and Kysely (under MikroORM) hands a connection back only after a COMMIT or ROLLBACK
+ * that succeeded, so a transaction whose connection died would hold its pool slot forever. A dead
+ * connection is therefore destroyed and given back to the pool here, whoever holds it.
+ */
+export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | undefined): void {
+  /** The current checkout's release of each client, made idempotent: the holder may still call it. */
+  const releases = new WeakMap<pg.PoolClient, (error?: Error) => void>();
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  // Only the promise form is used (by Kysely under MikroORM); a callback goes straight through.
+  pool.connect = ((...args: unknown[]) => {
+    if (args.length > 0) return (connect as (...a: unknown[]) => unknown)(...args);
+    const startedAt = Date.now();
+    return connect().then(
+      (client) => {
+        const release = client.release.bind(client);
+        let released = false;
+        const once = (error?: Error | boolean) => {
+          if (released) return;
+          released = true;
+          release(error);
+        };
+        client.release = once;
+        releases.set(client, once);
+        return client;
+      },
+      (error: unknown) => {
+        if (databaseFailureOf(error) === 'unreachable') availability?.failed(error, startedAt);
+        throw error;
+      },
+    );
+  }) as typeof pool.connect;
+
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((...args: unknown[]) => {
+      const startedAt = Date.now();
+      const result = query(...args);
+      if (result instanceof Promise) {
+        result.then(
+          () => availability?.succeeded(startedAt),
+          (error: unknown) => {
+            if (databaseFailureOf(error) !== 'unreachable') return;
+            destroyConnection(client);
+            releases.get(client)?.(error as Error);
+            availability?.failed(error, startedAt);
+          },
+        );
+      }
+      return result;
+    }) as typeof client.query;
+  });
+}
+
+/** Resolves when PostgreSQL answers `select 1` on a new connection of its own, within the bounds. */
+export async function probeDatabase(url: string, bounds: ConnectionBounds): Promise<void> {
+  const client = new pg.Client({ connectionString: url, ...boundedConnectionOptions(bounds) });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('select 1');
+  } catch (error) {
+    destroyConnection(client);
+    throw error;
+  }
+  await client.end();
+}

@@ -1,0 +1,55 @@
+// What a failed database call means for the request that made it: PostgreSQL cancelled a statement
+// that ran too long, or the database cannot be reached (refused, reset, silent, shutting down). Both
+// are worth a retry; neither is a bug, so neither is a 500.
+
+export type DatabaseFailure = 'statement-timeout' | 'unreachable';
+
+/** PostgreSQL's "canceling statement due to statement timeout". */
+const QUERY_CANCELED = '57014';
+
+/** SQLSTATEs meaning the session or server went away: connection exceptions (class 08), shutdowns, no slots. */
+const UNREACHABLE_STATES = /^(08|57P0[1-3]$|53300$|25P03$)/;
+
+/** Socket errors of a connection that could not be made or was lost. */
+const UNREACHABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+
+/**
+ * What node-postgres and its pool say when a connection could not be had or stopped answering:
+ * the connect timeout, the pool's wait timeout, the client-side query timeout, a socket that closed.
+ */
+const UNREACHABLE_MESSAGES =
+  /\b(timeout expired|timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error|Client was closed)/;
+
+interface ErrorLike {
+  code?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+  originalError?: unknown;
+}
+
+export function databaseFailureOf(error: unknown, depth = 0): DatabaseFailure | undefined {
+  if (error === null || typeof error !== 'object' || depth > 5) return undefined;
+  const { code, message, cause, errors, originalError } = error as ErrorLike;
+  if (code === QUERY_CANCELED) return 'statement-timeout';
+  if (typeof code === 'string' && (UNREACHABLE_STATES.test(code) || UNREACHABLE_ERRNOS.has(code))) return 'unreachable';
+  if (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)) return 'unreachable';
+  // Wrapped errors (GraphQL's originalError, a cause) and a dual-stack connect's AggregateError.
+  for (const inner of [originalError, cause, ...(Array.isArray(errors) ? errors : [])]) {
+    const found = databaseFailureOf(inner, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,120 @@
+// A REST request body, read and checked before any of it reaches GraphQL: its media type and size,
+// that it is a JSON object nested no deeper than a body of ours ever is, and that every member is a
+// field the route's input has. Each member is looked up as the string it is, so `__proto__` or
+// `constructor` are reported as sent, never resolved against JavaScript's prototypes.
+import { getNamedType, isInputObjectType, type GraphQLSchema } from 'graphql';
+import type { FieldError } from '../errors.ts';
+import { RequestProblem, problem } from './problem-details.ts';
+import { routeField, type RestRoute } from './routes.ts';
+
+/** Largest REST request body accepted, in bytes. */
+export const MAX_BODY_BYTES = 64 * 1024;
+/**
+ * Deepest nesting of arrays and objects accepted in a body. Ours are flat; the bound keeps a hostile
+ * body from exhausting the stack of whatever walks it next (JSON.stringify, GraphQL's coercion).
+ */
+export const MAX_BODY_DEPTH = 32;
+
+/**
+ * How much of a body without a declared length is read past the limit before the 413 is sent:
+ * stopping mid-stream tears the connection down before any answer can be written, so a sender of
+ * a slightly large body would see a reset instead of the reason. Beyond this, it does.
+ */
+const MAX_DRAINED_BYTES = 1024 * 1024;
+
+async function readBody(request: Request): Promise<string> {
+  const declared = Number(request.headers.get('content-length') ?? Number.NaN);
+  const tooLarge = new RequestProblem(problem('payload-too-large', `The body must be at most ${MAX_BODY_BYTES} bytes.`));
+  if (declared > MAX_BODY_BYTES) throw tooLarge;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (request.body) {
+    for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else if (size > MAX_DRAINED_BYTES) break;
+    }
+  }
+  if (size > MAX_BODY_BYTES) throw tooLarge;
+  return decodeUtf8(Buffer.concat(chunks));
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The body as text; bytes that are not UTF-8 would otherwise become U+FFFD and be stored so. */
+function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw RequestProblem.invalid([{ field: 'body', message: 'is not valid UTF-8' }]);
+  }
+}
+
+/** How deeply arrays and objects nest in a JSON text, by one pass over it (strings skipped). */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return deepest;
+}
+
+function parse(text: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw RequestProblem.invalid([{ field: 'body', message: text.trim() === '' ? 'is required' : 'is not valid JSON' }]);
+  }
+  const depth = nestingDepth(text);
+  if (depth > MAX_BODY_DEPTH) {
+    throw RequestProblem.invalid([{ field: 'body', message: `is nested ${depth} levels deep; at most ${MAX_BODY_DEPTH} are accepted` }]);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw RequestProblem.invalid([{ field: 'body', message: 'must be a JSON object' }]);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** The fields a route's body may set: those of its mutation's `input` argument. */
+function settableFields(schema: GraphQLSchema, route: RestRoute): ReadonlySet<string> {
+  const input = routeField(schema, route).args.find((arg) => arg.name === 'input');
+  const type = input && getNamedType(input.type);
+  return new Set(type && isInputObjectType(type) ? Object.keys(type.getFields()) : []);
+}
+
+/** The request body as the mutation's `input`, after checking its media type, size and shape. */
+export async function inputFor(
+  schema: GraphQLSchema,
+  route: RestRoute,
+  request: Request,
+  params: Record<string, string>,
+): Promise<Record<string, unknown>> {
+  const body = route.body!;
+  const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (!mediaType || !body.mediaTypes.includes(mediaType)) {
+    throw new RequestProblem(
+      problem('unsupported-media-type', `Send the body as ${body.mediaTypes.join(' or ')}${mediaType ? `, not ${mediaType}` : ''}.`),
+      route.method === 'PATCH' ? { 'accept-patch': body.mediaTypes.join(', ') } : {},
+    );
+  }
+  const input = parse(await readBody(request));
+  const fromPath = new Map(Object.entries(body.fromPath ?? {}).map(([rest, field]) => [field, rest]));
+  const settable = settableFields(schema, route);
+  const errors: FieldError[] = [];
+  for (const name of Object.keys(input)) {
+    if (fromPath.has(name)) errors.push({ field: name, message: 'is not a field that can be set; it comes from the path' });
+    else if (!settable.has(name)) errors.push({ field: name, message: 'is not a field that can be set' });
+  }
+  if (errors.length > 0) throw RequestProblem.invalid(errors);
+  for (const [field, rest] of fromPath) input[field] = params[rest];
+  return input;
+}

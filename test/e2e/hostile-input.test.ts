@@ -1,0 +1,249 @@
+// Bytes a well-behaved client never sends: NUL characters and lone surrogates in text, JSON nested
+// past any sensible depth, prototype names as fields, oversized headers, slow headers, a body in a
+// media type GraphQL does not take, and clients that hang up mid-request. Each is a 4xx with
+// Problem Details (or a coded GraphQL error), never a 500, never a stack trace, and nothing is stored.
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, rest, type User } from '../support/rest.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let server: TestServer;
+let user: User;
+
+beforeAll(async () => {
+  server = await startTestServer({ requestTimeoutMs: 1500 });
+  user = (await rest<User>(server, 'POST', '/users', { json: { name: 'Ada', email: 'ada@example.com' } })).body;
+});
+afterAll(() => server.close());
+
+const NO_INTERNALS = /\bat .*\(.*:\d+:\d+\)|\.ts:\d+|node_modules|\/src\/|RangeError|\[object Object\]|native code/;
+
+async function userCount(): Promise<number> {
+  return (await rest<{ pagination: { total: number } }>(server, 'GET', '/users?page=1')).body.pagination.total;
+}
+
+/** Writes raw bytes on a new connection and collects what comes back until the server closes it. */
+function raw(request: string | Buffer, { end = true }: { end?: boolean } = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString('utf8')));
+    socket.on('error', reject);
+    socket.on('close', () => resolve(received));
+    socket.write(request);
+    if (end) socket.end();
+  });
+}
+
+function parseRaw(response: string): { status: number; headers: Record<string, string>; body: string } {
+  const [head = '', ...rest] = response.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
+  return { status: Number(statusLine.split(' ')[1]), headers, body: rest.join('\r\n\r\n') };
+}
+
+describe('text that PostgreSQL cannot store, or that is not text', () => {
+  const hostile = [
+    ['a NUL byte', 'a\u0000b', 'must not contain control characters'],
+    ['a lone surrogate', 'x\ud800y', 'must be well-formed Unicode text'],
+  ] as const;
+
+  it.each(hostile)('refuses %s in a name or email on POST, PUT and PATCH with 400 naming the field', async (_, text, message) => {
+    const before = await userCount();
+    for (const [method, path, json, field] of [
+      ['POST', '/users', { name: text, email: 'nul@example.com' }, 'name'],
+      ['POST', '/users', { name: 'Nul', email: `nul${text}@example.com` }, 'email'],
+      ['PUT', `/users/${user.id}`, { name: text, email: 'ada@example.com' }, 'name'],
+      ['PATCH', `/users/${user.id}`, { name: text }, 'name'],
+      ['PATCH', `/users/${user.id}`, { email: `ada${text}@example.com` }, 'email'],
+    ] as const) {
+      const response = await rest(server, method, path, { json });
+      const problem = expectProblem(response, 400, 'invalid-input', path);
+      expect(problem.errors).toEqual([{ field, message: expect.stringContaining(message) }]);
+    }
+    expect(await userCount()).toBe(before);
+    const stored = await rest<User>(server, 'GET', `/users/${user.id}`);
+    expect(stored.body).toMatchObject({ name: 'Ada', email: 'ada@example.com' });
+  });
+
+  it.each(hostile)('refuses %s in createUser over GraphQL with BAD_USER_INPUT naming the field', async (_, text, message) => {
+    const response = await server.gql('mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }', {
+      input: { name: text, email: 'gql-nul@example.com' },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.errors![0]!.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      errors: [{ field: 'name', message: expect.stringContaining(message) }],
+    });
+  });
+});
+
+describe('bodies that are not what they claim', () => {
+  it('refuses bytes that are not UTF-8 with 400, rather than storing replacement characters', async () => {
+    const body = Buffer.concat([Buffer.from('{"name": "Bad '), Buffer.from([0xff, 0xfe]), Buffer.from('", "email": "utf@example.com"}')]);
+    const response = await server.fetch('/users', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const problem = expectProblem(
+      { status: response.status, headers: response.headers, text: '', body: await response.json() },
+      400,
+      'invalid-input',
+      '/users',
+    );
+    expect(problem.errors).toEqual([{ field: 'body', message: 'is not valid UTF-8' }]);
+  });
+
+  it('answers a streamed body over 64 KiB (no Content-Length) with 413, not a dropped connection', async () => {
+    const response = parseRaw(
+      await raw(
+        `POST /users/${user.id}/orders HTTP/1.1\r\nHost: x\r\nx-api-key: ${server.apiKey}\r\n` +
+          `content-type: application/json\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n` +
+          `10001\r\n${'x'.repeat(65_537)}\r\n0\r\n\r\n`,
+        // The server closes the connection after answering (connection: close).
+        { end: false },
+      ),
+    );
+    expect(response.status).toBe(413);
+    expect(response.headers['content-type']).toBe('application/problem+json');
+  });
+
+  it('names a path parameter with a malformed percent-escape', async () => {
+    const problem = expectProblem(await rest(server, 'GET', '/users/%ZZ'), 400, 'invalid-input', '/users/%ZZ');
+    expect(problem.errors).toEqual([{ field: 'user_id', message: 'holds a malformed percent-escape; encode % as %25' }]);
+  });
+});
+
+describe('deeply nested JSON', () => {
+  const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+
+  it.each([
+    ['as a field value', `{"name": ${deep(30_000)}, "email": "deep@example.com"}`],
+    ['as the whole body', deep(30_000)],
+    ['in objects', `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`],
+  ])('is refused %s with 400 Problem Details', async (_, body) => {
+    expect(body.length).toBeLessThan(64 * 1024);
+    const response = await rest(server, 'POST', '/users', { body });
+    const problem = expectProblem(response, 400, 'invalid-input', '/users');
+    expect(problem.detail).toMatch(/nested/);
+    expect(response.text).not.toMatch(NO_INTERNALS);
+  });
+
+  it('is refused in GraphQL variables with BAD_USER_INPUT', async () => {
+    const response = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: `{"query": "mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }", "variables": {"input": {"name": ${deep(30_000)}, "email": "x@example.com"}}}`,
+    });
+    const text = await response.text();
+    expect(response.status).toBe(400);
+    expect(text).not.toMatch(NO_INTERNALS);
+    expect((JSON.parse(text) as { errors: { extensions: { code: string } }[] }).errors[0]!.extensions.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('field names that are also JavaScript names', () => {
+  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype'])(
+    'reports %s as sent, as a field that cannot be set',
+    async (name) => {
+      const body = `{"name": "Proto", "email": "proto@example.com", "${name}": {}}`;
+      const response = await rest(server, 'POST', '/users', { body });
+      const problem = expectProblem(response, 400, 'invalid-input', '/users');
+      expect(problem.errors).toEqual([{ field: name, message: 'is not a field that can be set' }]);
+      expect(response.text).not.toMatch(NO_INTERNALS);
+    },
+  );
+
+  it('reports them as query parameters too', async () => {
+    for (const name of ['__proto__', 'constructor']) {
+      const problem = expectProblem(await rest(server, 'GET', `/users?${name}=1`), 400, 'invalid-input', '/users');
+      expect(problem.errors).toEqual([{ field: name, message: 'is not a parameter of this operation' }]);
+    }
+  });
+});
+
+describe('requests Node refuses before the service sees them', () => {
+  it('answers headers over the size limit with 431 Problem Details', async () => {
+    const response = parseRaw(
+      await raw(`GET /users HTTP/1.1\r\nHost: x\r\nx-api-key: ${server.apiKey}\r\nx-filler: ${'a'.repeat(20_000)}\r\n\r\n`),
+    );
+    expect(response.status).toBe(431);
+    expect(response.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(response.body)).toMatchObject({
+      type: 'https://portico.dev/problems/request-header-fields-too-large',
+      status: 431,
+    });
+  });
+
+  it('answers a URL over the size limit with a Problem Details status, not an empty body', async () => {
+    const response = parseRaw(await raw(`GET /users?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    expect([414, 431]).toContain(response.status);
+    expect(response.headers['content-type']).toBe('application/problem+json');
+    expect((JSON.parse(response.body) as { status: number }).status).toBe(response.status);
+  });
+
+  it('answers a malformed request line with 400 Problem Details', async () => {
+    const response = parseRaw(await raw('GARBAGE\r\n\r\n'));
+    expect(response.status).toBe(400);
+    expect(response.headers['content-type']).toBe('application/problem+json');
+  });
+
+  it('cuts slow request headers at the request deadline, with 408 Problem Details', async () => {
+    // Headers that never finish: without a bound the connection would stay open for Node's 30 s
+    // check interval or longer; the test's own timeout (30 s) is the bound on this wait.
+    const response = parseRaw(await raw(`GET /users HTTP/1.1\r\nHost: x\r\nx-api-key: ${server.apiKey}\r\n`, { end: false }));
+    expect(response.status).toBe(408);
+    expect(response.headers['content-type']).toBe('application/problem+json');
+    expect(JSON.parse(response.body)).toMatchObject({ type: 'https://portico.dev/problems/request-timeout', status: 408 });
+  }, 8000);
+});
+
+describe('GraphQL bodies in other media types', () => {
+  it('answers a text/plain POST with 415 and a coded error naming the media types it takes', async () => {
+    const response = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', accept: 'application/graphql-response+json' },
+      body: '{ users(first: 1) { edges { node { id } } } }',
+    });
+    expect(response.status).toBe(415);
+    const body = (await response.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+    expect(body.errors[0]!.message).toMatch(/application\/json/);
+    expect(body.errors[0]!.extensions).toMatchObject({
+      code: 'BAD_USER_INPUT',
+      type: 'https://portico.dev/problems/unsupported-media-type',
+    });
+  });
+});
+
+describe('clients that hang up', () => {
+  it('are not logged as errors', async () => {
+    const marker = `hangup-${Date.now()}`;
+    const body = JSON.stringify({ name: 'Half', email: 'half@example.com' });
+    await new Promise<void>((resolve) => {
+      const { port } = new URL(server.url);
+      const socket = net.connect(Number(port), '127.0.0.1', () => {
+        // Announces a body it never finishes sending, then goes away.
+        socket.write(
+          `POST /users HTTP/1.1\r\nHost: x\r\nx-api-key: ${server.apiKey}\r\nx-request-id: ${marker}\r\n` +
+            `content-type: application/json\r\ncontent-length: ${body.length + 100}\r\n\r\n${body}`,
+        );
+        setTimeout(() => socket.destroy(), 100);
+      });
+      socket.on('close', () => resolve());
+      socket.on('error', () => undefined);
+    });
+    // The request's own log line says it ended; nothing about it may be an error.
+    const deadline = Date.now() + 5000;
+    while (!server.logs.some((line) => line.requestId === marker && line.msg === 'request') && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(server.logs.some((line) => line.requestId === marker && line.msg === 'request')).toBe(true);
+    expect(server.logs.filter((line) => line.requestId === marker && (line.level as number) >= 50)).toEqual([]);
+  });
+});
+
+describe('everything above', () => {
+  it('logged no error', () => {
+    expect(server.logs.filter((line) => (line.level as number) >= 50).map((line) => line.msg)).toEqual([]);
+  });
+});
