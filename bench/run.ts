@@ -3,6 +3,7 @@
 // Sizes come from BENCH_USERS (default 100000), BENCH_REQUESTS (2000) and BENCH_CONCURRENCY (16).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createLogger } from '../src/log.ts';
+import { generateKeySecret } from '../src/services/api-key-secrets.ts';
 import { ApiKeyVerifier } from '../src/services/api-key-verifier.ts';
 import { MemoryCounter, type RateLimitCounter } from '../src/rate-limit/counter.ts';
 import { RedisCounter } from '../src/rate-limit/redis-counter.ts';
@@ -90,17 +92,23 @@ async function restGet(url: string, path: string): Promise<void> {
   await response.arrayBuffer();
 }
 
-/** Mean cost of verifying an API key that is already in the verifier's cache. */
-async function warmKeyCheck(databaseUrl: string, pepper: string): Promise<number> {
+/** Mean cost of verifying an API key that is already in the verifier's cache, and of refusing an unknown one. */
+async function keyChecks(databaseUrl: string, pepper: string): Promise<{ warmUs: number; unknownUs: number }> {
   const orm = await openOrm(databaseUrl, { poolMax: 1, logger: createLogger('warn') });
+  const verifier = new ApiKeyVerifier(() => orm.em.fork(), pepper, { ttlMs: 3_600_000, maxEntries: 10 });
   try {
-    const verifier = new ApiKeyVerifier(() => orm.em.fork(), pepper, { ttlMs: 3_600_000, maxEntries: 10 });
+    await verifier.start();
     if (!(await verifier.verify(apiKey))) throw new Error('the benchmark key does not verify');
     const rounds = 100_000;
-    const started = performance.now();
+    let started = performance.now();
     for (let i = 0; i < rounds; i++) await verifier.verify(apiKey);
-    return ((performance.now() - started) * 1000) / rounds;
+    const warmUs = ((performance.now() - started) * 1000) / rounds;
+    const strangers = Array.from({ length: rounds }, () => generateKeySecret('test').secret);
+    started = performance.now();
+    for (const stranger of strangers) if (await verifier.verify(stranger)) throw new Error('a random key verified');
+    return { warmUs, unknownUs: ((performance.now() - started) * 1000) / rounds };
   } finally {
+    verifier.stop();
     await orm.close();
   }
 }
@@ -128,13 +136,43 @@ async function redisBudgetCheck(): Promise<number | undefined> {
   }
 }
 
-async function measure(url: string, scenario: Scenario): Promise<string> {
+/** Requests per second of the random-key flood (bench/key-flood.ts). */
+const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 200);
+
+/** Starts the flood in a process of its own, once it sends; `stop` ends it and says how many were sent and refused. */
+async function startKeyFlood(url: string): Promise<{ stop(): Promise<{ sent: number; refused: number }> }> {
+  const child = spawn(process.execPath, ['bench/key-flood.ts', url, String(FLOOD_RATE)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  const sending = new Promise<void>((resolve) =>
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.startsWith('sending\n')) resolve();
+    }),
+  );
+  const exited = new Promise((resolve) => child.on('exit', resolve));
+  await sending;
+  return {
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+      return JSON.parse(out.slice('sending\n'.length)) as { sent: number; refused: number };
+    },
+  };
+}
+
+interface Run {
+  requests: number;
+  seconds: number;
+  latencies: number[];
+}
+
+async function load(url: string, scenario: Scenario, requests = REQUESTS): Promise<Run> {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS) {
+      while (next < requests) {
         const i = next++;
         const t0 = performance.now();
         const request = scenario.request(i);
@@ -143,11 +181,30 @@ async function measure(url: string, scenario: Scenario): Promise<string> {
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1);
-  return `| ${scenario.name} | ${Math.round(REQUESTS / seconds)} | ${at(0.5)} | ${at(0.95)} | ${at(0.99)} |`;
+  return { requests, seconds: (performance.now() - started) / 1000, latencies };
 }
+
+/** A table row for one or more runs of a scenario, taken together. */
+function row(name: string, runs: Run[]): string {
+  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
+  const perSecond = runs.reduce((sum, r) => sum + r.requests, 0) / runs.reduce((sum, r) => sum + r.seconds, 0);
+  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1);
+  return `| ${name} | ${Math.round(perSecond)} | ${at(0.5)} | ${at(0.95)} | ${at(0.99)} |`;
+}
+
+async function measure(url: string, scenario: Scenario): Promise<string> {
+  return row(scenario.name, [await load(url, scenario)]);
+}
+
+/** CPU time (user and system) a process has used so far, in ms, from /proc (Linux). */
+function serviceCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of the line, counted in clock ticks of 10 ms.
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/** Rounds of the flood comparison: runs with and without the flood alternate, so that both meet the same machine. */
+const FLOOD_ROUNDS = 4;
 
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-bench-'));
 await fs.chmod(dataDir, 0o755);
@@ -161,6 +218,8 @@ try {
     LOG_LEVEL: 'warn',
     DATA_DIR: dataDir,
     API_KEY_PEPPER: pepper,
+    // The flood below must reach key verification, not stop at the per-address limit.
+    RATE_LIMIT_UNIDENTIFIED: '1000000000',
   };
   apiKey = await issueKey(env);
   const seedStarted = performance.now();
@@ -220,7 +279,33 @@ try {
 
   const rows: string[] = [];
   for (const scenario of scenarios) rows.push(await measure(url, scenario));
-  const warmKeyCheckUs = await warmKeyCheck(database.url(), pepper);
+  // The same valid-key reads while strangers try random keys, which must cost no database work.
+  const keyed = scenarios.find((scenario) => scenario.name === 'REST `GET /users/{user_id}`')!;
+  // Wall-clock throughput on a shared 2-core machine is noisy; the service's own CPU time per request
+  // is the steadier figure, so both are reported.
+  const quiet: Run[] = [];
+  const flooded: Run[] = [];
+  let quietCpuMs = 0;
+  let floodedCpuMs = 0;
+  let floodRequests = 0;
+  for (let round = 0; round < FLOOD_ROUNDS; round++) {
+    let cpu = serviceCpuMs(server.pid!);
+    quiet.push(await load(url, keyed));
+    quietCpuMs += serviceCpuMs(server.pid!) - cpu;
+    const flood = await startKeyFlood(url);
+    cpu = serviceCpuMs(server.pid!);
+    flooded.push(await load(url, keyed));
+    floodedCpuMs += serviceCpuMs(server.pid!) - cpu;
+    const { sent, refused } = await flood.stop();
+    if (refused !== sent) throw new Error(`the flood was not refused: ${refused} of ${sent}`);
+    floodRequests += sent;
+  }
+  rows.push(row(`${keyed.name}, ${FLOOD_ROUNDS} runs alternating with those below`, quiet));
+  rows.push(row(`${keyed.name} during a flood of ${FLOOD_RATE} random keys/s, ${FLOOD_ROUNDS} runs`, flooded));
+  const validRequests = FLOOD_ROUNDS * REQUESTS;
+  const cpuPerValidUs = (quietCpuMs * 1000) / validRequests;
+  const cpuPerRefusalUs = ((floodedCpuMs - quietCpuMs) * 1000) / floodRequests;
+  const keyCheck = await keyChecks(database.url(), pepper);
   const memoryBudgetUs = await budgetCheck(new MemoryCounter(60_000));
   const redisBudgetUs = await redisBudgetCheck();
   const budgets =
@@ -236,9 +321,14 @@ try {
     `embedded PostgreSQL; ${USERS.toLocaleString('en')} users with ${ORDERS_PER_USER} orders each; ${REQUESTS} requests per scenario, ${CONCURRENCY} at a time,`,
     'load generated from a second process on the same machine.',
     '',
-    `Seeding took ${seedSeconds.toFixed(1)} s. A warm API key check (cached verification) takes ${warmKeyCheckUs.toFixed(2)} µs.`,
+    `Seeding took ${seedSeconds.toFixed(1)} s. A warm API key check (cached verification) takes ${keyCheck.warmUs.toFixed(2)} µs;`,
+    `refusing a key whose prefix does not exist takes ${keyCheck.unknownUs.toFixed(2)} µs, with no database work.`,
     budgets,
     "Every scenario request passes the per-key rate limit check (in memory; the benchmark key's budget is out of reach).",
+    `The flood is a third process sending well-formed random keys (${FLOOD_RATE} requests a second, cycling through 10,000 keys, from`,
+    'the same address, whose budget for requests without a valid key is set out of reach so that every one is verified and refused with 401).',
+    `Measured from its process's CPU time, the service spends ${cpuPerValidUs.toFixed(0)} µs per valid \`GET /users/{user_id}\` and`,
+    `${cpuPerRefusalUs.toFixed(0)} µs per refused random key (${floodRequests.toLocaleString('en')} refused during the flood runs).`,
     '',
     '| scenario | requests/s | p50 ms | p95 ms | p99 ms |',
     '|---|---|---|---|---|',

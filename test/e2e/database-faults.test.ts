@@ -93,7 +93,7 @@ describe.each<[string, Fault, { unreachable: boolean }]>([
 ])('PostgreSQL behind %s', (_, fault, { unreachable }) => {
   it(
     'answers 503 within the deadline, recovers without a restart, and loses no acknowledged write',
-    async () => {
+    async ({ annotate }) => {
       const logsBefore = server.logs.length;
       const load = startSteadyLoad(WORKERS, request);
       onTestFinished(() => load.stop());
@@ -102,7 +102,12 @@ describe.each<[string, Fault, { unreachable: boolean }]>([
       const faultStart = Date.now();
       await proxy.set(fault);
       const readyDuring: (number | 'hung')[] = [];
-      while (Date.now() - faultStart < FAULT_MS) readyDuring.push(await ready());
+      let slowestReadyMs = 0;
+      while (Date.now() - faultStart < FAULT_MS) {
+        const asked = Date.now();
+        readyDuring.push(await ready());
+        slowestReadyMs = Math.max(slowestReadyMs, Date.now() - asked);
+      }
       if (unreachable) await eventually(async () => (await ready()) === 503, '/ready says 503', 5000);
       const restoredAt = Date.now();
       await proxy.set('pass');
@@ -158,6 +163,17 @@ describe.each<[string, Fault, { unreachable: boolean }]>([
       }
       expect(down.length).toBe(back.length);
       expect(logs.filter((line) => (line.level as number) >= 50 && !down.includes(line))).toEqual([]);
+
+      // The figures the README's Reliability section quotes (`npm run test:long` prints them).
+      const firstFailure = during.filter((o) => o.status === 503).sort((a, b) => a.endedAt - b.endedAt)[0];
+      const firstWriteAfter = load.between(restoredAt, Infinity).find((o) => o.name === 'write' && o.status === 201)!;
+      await annotate(
+        `${during.length} requests during ${FAULT_MS} ms: ${failures.length} answered 503, the slowest in ` +
+          `${Math.max(...during.map((o) => o.endedAt - o.startedAt))} ms; first 503 ` +
+          `${firstFailure ? `${firstFailure.endedAt - faultStart} ms after the fault began` : 'never'}; /ready answered within ` +
+          `${slowestReadyMs} ms; writes succeeded ${firstWriteAfter.endedAt - restoredAt} ms after the restore; ` +
+          `${acknowledged.length} acknowledged orders, all stored`,
+      );
     },
     60_000 + FAULT_MS * 2,
   );

@@ -38,13 +38,14 @@ describe.skipIf(SKIP_REDIS)('Redis behind faults', () => {
   const metered = (headers: Headers | undefined) => headers?.get('ratelimit') != null;
   const ready = async () => (await boundedFetch(`${server.url}/ready`, {}, 2500)).body as { rateLimits: { degraded: boolean } };
 
-  it.each<[string, Fault]>([
+  it.for<[string, Fault]>([
     ['dropped packets', 'blackhole'],
     ['reset connections', 'reset'],
     ['replies slower than the command timeout', { latencyMs: 2500 }],
   ])(
     'with %s: serves unmetered at full speed, then meters again after the restore',
-    async (_, fault) => {
+    { timeout: 90_000 },
+    async ([, fault], { annotate }) => {
       const logsBefore = server.logs.length;
       const load = startSteadyLoad(WORKERS, async () => {
         const answer = await boundedFetch(`${server.url}/users?limit=1`, { headers: { 'x-api-key': server.apiKey } }, 10_000);
@@ -82,11 +83,17 @@ describe.skipIf(SKIP_REDIS)('Redis behind faults', () => {
       for (let i = 0; i < 3; i++) statuses.push((await server.fetch('/users?limit=1', { headers: { 'x-api-key': key } })).status);
       expect(statuses).toEqual([200, 200, 429]);
 
+      const slowest = Math.max(...load.between(knownAt, restoredAt).map((o) => o.endedAt - o.startedAt));
+      const meteredAgain = load.between(restoredAt, Infinity).find((o) => o.name === 'metered')!;
+      await annotate(
+        `outage known ${knownAt - faultStart} ms after the fault began; then ${unmeteredAfterKnown.length} requests unmetered, ` +
+          `the slowest in ${slowest} ms; metered again ${meteredAgain.endedAt - restoredAt} ms after the restore`,
+      );
+
       // One error when the outage began, one warning when it ended.
       const logs = server.logs.slice(logsBefore);
       expect(logs.filter((line) => String(line.msg).startsWith('rate limit store unreachable'))).toHaveLength(1);
       expect(logs.filter((line) => String(line.msg).startsWith('rate limit store reachable again'))).toHaveLength(1);
     },
-    90_000,
   );
 });
