@@ -149,6 +149,17 @@ describe.each<[string, Fault, { unreachable: boolean }]>([
       try {
         const { rows } = await client.query<{ id: string }>('select id from orders where id = any($1)', [acknowledged]);
         expect(rows.length).toBe(acknowledged.length);
+        // No transaction whose client went silent keeps its locks: PostgreSQL ends such sessions.
+        await eventually(
+          async () =>
+            (
+              await client.query<{ n: number }>(
+                "select count(*)::int as n from pg_stat_activity where datname = current_database() and state like 'idle in transaction%'",
+              )
+            ).rows[0]!.n === 0,
+          'no session is left idle in a transaction',
+          10_000,
+        );
       } finally {
         await client.end();
       }

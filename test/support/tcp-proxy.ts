@@ -13,8 +13,9 @@ export type Fault =
   /** Still listening, but every open connection is reset at once and every new one as soon as it is accepted. */
   | 'reset'
   /**
-   * Packets are dropped: connections stay open (and new ones are accepted), but every byte either way is
-   * discarded, also after a restore. Connections accepted during the blackhole never reach the target.
+   * Packets are dropped: connections stay open (and new ones are accepted), but every byte either way,
+   * and every FIN, is discarded, also after a restore. Connections accepted during the blackhole never
+   * reach the target.
    */
   | 'blackhole'
   /** Forward everything, each chunk delayed by `latencyMs`, order preserved per direction. */
@@ -94,8 +95,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     from.on('data', (chunk: Buffer) => {
       if (fault !== 'blackhole') enqueue(chunk);
     });
-    // A FIN passes even a blackhole, so that connections the service gives up on do not pile up on the server.
-    from.on('end', () => enqueue('end'));
+    // A FIN is a packet too: in a blackhole it is lost, and the other side learns of the close only
+    // from its own timeouts (PostgreSQL ending a transaction left idle, say).
+    from.on('end', () => {
+      if (fault !== 'blackhole') enqueue('end');
+    });
     to.on('close', () => clearTimeout(timer));
   };
 
