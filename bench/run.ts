@@ -1,33 +1,49 @@
-// `npm run bench`: seeds a throw-away embedded PostgreSQL, starts the service as its own process and
-// measures GraphQL scenarios over HTTP from this one. Prints a table and rewrites bench/report.md.
-// Sizes come from BENCH_USERS (default 100000), BENCH_REQUESTS (2000) and BENCH_CONCURRENCY (16).
-import { spawn, type ChildProcess } from 'node:child_process';
+// `npm run bench`: Portico side by side with PostGraphile 5 and 4 and a raw node-postgres baseline, on
+// one throw-away embedded PostgreSQL with the same data, in interleaved rounds; then what strangers'
+// random keys cost. Rewrites bench/report.md. `npm run bench -- --profile [scenario]` instead writes
+// a CPU profile of Portico serving one scenario (the nested query by default) to bench/profile/ and
+// prints where the time goes, by package.
+//
+// Sizes: BENCH_USERS (10000, with 10 orders each), BENCH_REQUESTS per run (2000), BENCH_CONCURRENCY
+// (50), BENCH_ROUNDS (3). When taskset is there, every server and PostgreSQL share core 0 and the
+// load generator has core 1, so that what is measured is the servers, not the generator.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
 import { startEmbeddedPostgres } from '../src/db/embedded-postgres.ts';
 import { openOrm } from '../src/db/orm.ts';
 import { createLogger } from '../src/log.ts';
-import { generateKeySecret } from '../src/services/api-key-secrets.ts';
-import { ApiKeyVerifier } from '../src/services/api-key-verifier.ts';
 import { MemoryCounter, type RateLimitCounter } from '../src/rate-limit/counter.ts';
 import { RedisCounter } from '../src/rate-limit/redis-counter.ts';
+import { generateKeySecret } from '../src/services/api-key-secrets.ts';
+import { ApiKeyVerifier } from '../src/services/api-key-verifier.ts';
 // The same private redis-server the tests start (a real server on a free loopback port).
 import { REDIS_SERVER_PATH, startTestRedis } from '../test/support/redis.ts';
+import { load, quantile, type HttpRequest, type Run } from './load.ts';
+import { CAN_PIN, cpuMs, pin, pinned, rssMb, watchRss } from './process-stats.ts';
+import { summarise } from './profile-summary.ts';
+import { scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
 
-const USERS = Number(process.env.BENCH_USERS ?? 100_000);
+const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const ORDERS_PER_USER = 10;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000);
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Every server gets a pool of this many connections. */
+const POOL = 10;
+const SERVER_CORE = 0;
+const LOAD_CORE = 1;
+const BENCH_DIR = path.dirname(new URL(import.meta.url).pathname);
+const ROOT = path.dirname(BENCH_DIR);
 
-interface Scenario {
-  name: string;
-  /** A GraphQL request body, or a REST `GET` path. */
-  request: (i: number) => { query: string; variables?: Record<string, unknown> } | string;
-}
+const { values: flags } = parseArgs({ options: { profile: { type: 'boolean', default: false } }, allowPositionals: true });
+const profileOnly = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -38,62 +54,116 @@ function freePort(): Promise<number> {
   });
 }
 
-/** The key every benchmark request sends, issued through the CLI like an operator would; its rate limit is out of reach. */
-let apiKey = '';
+/** The reference servers keep their own dependencies (PostGraphile 4 needs graphql 15): installed here on first use. */
+function installReference(folder: string): void {
+  const cwd = path.join(BENCH_DIR, 'references', folder);
+  if (existsSync(path.join(cwd, 'node_modules'))) return;
+  process.stderr.write(`installing the ${folder} reference (bench only) …\n`);
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`npm ci failed in ${cwd}`);
+}
+
+interface Server {
+  name: ServerName;
+  url: string;
+  child: ChildProcess;
+}
+
+/** Starts a server pinned to the servers' core; resolves once it prints "listening" or answers /ready. */
+async function startServer(name: ServerName, command: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<Server> {
+  const port = await freePort();
+  const [file, args] = pinned(SERVER_CORE, process.execPath, [...command, ...(name === 'Portico' ? [] : [String(port), String(POOL)])]);
+  const child = spawn(file, args, { cwd, env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));
+  const listening = new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.includes('listening') && resolve()));
+  // Portico logs nothing at the benchmark's log level; it says it is ready on /ready.
+  const ready = async () => {
+    for (;;) {
+      if (
+        await fetch(`${url}/ready`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+  await Promise.race([name === 'Portico' ? ready() : listening, exited]);
+  return { name, url, child };
+}
+
+async function stopServer(server: Server | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!server || server.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => server.child.once('exit', resolve));
+  server.child.kill(signal);
+  await exited;
+}
 
 async function issueKey(env: NodeJS.ProcessEnv): Promise<string> {
-  const child = spawn(
+  const result = spawnSync(
     process.execPath,
     ['src/cli/keys.ts', 'create', '--name', 'Benchmark', '--scopes', 'admin', '--rate-limit', '1000000000', '--json'],
-    {
-      env,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
+    { cwd: ROOT, env, encoding: 'utf8' },
   );
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const code = await new Promise((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error('creating the benchmark key failed');
-  return (JSON.parse(out) as { secret: string }).secret;
+  if (result.status !== 0) throw new Error(`creating the benchmark key failed: ${result.stderr}`);
+  return (JSON.parse(result.stdout) as { secret: string }).secret;
 }
 
-function run(command: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<number | null> } {
-  const child = spawn(command, args, { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  return { child, done: new Promise((resolve) => child.on('exit', resolve)) };
+/** SQL statements PostgreSQL has run in the benchmark database (pg_stat_statements). */
+async function statementCount(admin: pg.Client): Promise<number> {
+  const { rows } = await admin.query<{ calls: string }>(
+    'select coalesce(sum(calls), 0) as calls from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())',
+  );
+  return Number(rows[0]!.calls);
 }
 
-async function waitForReady(url: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const ok = await fetch(`${url}/ready`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error('the service did not become ready');
+interface Measurement {
+  run: Run;
+  cpuMsPerRequest: number;
+  peakRssMb: number;
+  statementsPerRequest: number;
 }
 
-async function gql(url: string, body: object): Promise<Record<string, unknown>> {
-  const response = await fetch(`${url}/graphql`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key': apiKey },
-    body: JSON.stringify(body),
-  });
-  const json = (await response.json()) as { data?: Record<string, unknown>; errors?: unknown[] };
-  if (!response.ok || json.errors) throw new Error(`request failed: ${JSON.stringify(json.errors ?? response.status)}`);
-  return json.data!;
+async function measure(admin: pg.Client, server: Server, variant: Variant, requests = REQUESTS): Promise<Measurement> {
+  const pid = server.child.pid!;
+  const cpuBefore = cpuMs(pid);
+  const statementsBefore = await statementCount(admin);
+  const rss = watchRss(pid);
+  const run = await load(server.url, CONCURRENCY, requests, variant.request);
+  const peakRssMb = rss.stop();
+  // The count itself is one statement.
+  const statements = (await statementCount(admin)) - statementsBefore - 1;
+  return { run, cpuMsPerRequest: (cpuMs(pid) - cpuBefore) / requests, peakRssMb, statementsPerRequest: statements / requests };
 }
 
-async function restGet(url: string, path: string): Promise<void> {
-  const response = await fetch(`${url}${path}`, { headers: { 'x-api-key': apiKey } });
-  if (!response.ok) throw new Error(`GET ${path} failed: ${response.status} ${await response.text()}`);
-  await response.arrayBuffer();
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const perSecond = (run: Run) => run.requests / run.seconds;
+
+function reportRow(variant: Variant, runs: Measurement[], ratios: Partial<Record<ServerName, number[]>>): string {
+  const latencies = runs.flatMap((m) => m.run.latencies);
+  const rate = runs.reduce((sum, m) => sum + m.run.requests, 0) / runs.reduce((sum, m) => sum + m.run.seconds, 0);
+  const ratio = (server: ServerName) => (ratios[server]?.length ? `${median(ratios[server]).toFixed(2)}×` : '');
+  return [
+    variant.label,
+    Math.round(rate),
+    quantile(latencies, 0.5).toFixed(1),
+    quantile(latencies, 0.99).toFixed(1),
+    median(runs.map((m) => m.cpuMsPerRequest)).toFixed(2),
+    Math.round(Math.max(...runs.map((m) => m.peakRssMb))),
+    median(runs.map((m) => m.statementsPerRequest)).toFixed(1),
+    ratio('PostGraphile 5'),
+    ratio('PostGraphile 4'),
+    ratio('raw pg'),
+  ]
+    .join(' | ')
+    .replace(/^/, '| ')
+    .replace(/$/, ' |');
 }
 
 /** Mean cost of verifying an API key that is already in the verifier's cache, and of refusing an unknown one. */
-async function keyChecks(databaseUrl: string, pepper: string): Promise<{ warmUs: number; unknownUs: number }> {
+async function keyChecks(databaseUrl: string, pepper: string, apiKey: string): Promise<{ warmUs: number; unknownUs: number }> {
   const orm = await openOrm(databaseUrl, { poolMax: 1, logger: createLogger('warn') });
   const verifier = new ApiKeyVerifier(() => orm.em.fork(), pepper, { ttlMs: 3_600_000, maxEntries: 10 });
   try {
@@ -138,10 +208,13 @@ async function redisBudgetCheck(): Promise<number | undefined> {
 
 /** Requests per second of the random-key flood (bench/key-flood.ts). */
 const FLOOD_RATE = Number(process.env.BENCH_FLOOD_RATE ?? 200);
+/** Rounds of the flood comparison: runs with and without the flood alternate, so that both meet the same machine. */
+const FLOOD_ROUNDS = 4;
 
 /** Starts the flood in a process of its own, once it sends; `stop` ends it and says how many were sent and refused. */
 async function startKeyFlood(url: string): Promise<{ stop(): Promise<{ sent: number; refused: number }> }> {
-  const child = spawn(process.execPath, ['bench/key-flood.ts', url, String(FLOOD_RATE)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [file, args] = pinned(LOAD_CORE, process.execPath, [path.join(BENCH_DIR, 'key-flood.ts'), url, String(FLOOD_RATE)]);
+  const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   const sending = new Promise<void>((resolve) =>
     child.stdout.on('data', (chunk: Buffer) => {
@@ -160,186 +233,211 @@ async function startKeyFlood(url: string): Promise<{ stop(): Promise<{ sent: num
   };
 }
 
-interface Run {
-  requests: number;
-  seconds: number;
-  latencies: number[];
-}
-
-async function load(url: string, scenario: Scenario, requests = REQUESTS): Promise<Run> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < requests) {
-        const i = next++;
-        const t0 = performance.now();
-        const request = scenario.request(i);
-        await (typeof request === 'string' ? restGet(url, request) : gql(url, request));
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  return { requests, seconds: (performance.now() - started) / 1000, latencies };
-}
-
-/** A table row for one or more runs of a scenario, taken together. */
-function row(name: string, runs: Run[]): string {
-  const latencies = runs.flatMap((r) => r.latencies).sort((a, b) => a - b);
-  const perSecond = runs.reduce((sum, r) => sum + r.requests, 0) / runs.reduce((sum, r) => sum + r.seconds, 0);
-  const at = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1);
-  return `| ${name} | ${Math.round(perSecond)} | ${at(0.5)} | ${at(0.95)} | ${at(0.99)} |`;
-}
-
-async function measure(url: string, scenario: Scenario): Promise<string> {
-  return row(scenario.name, [await load(url, scenario)]);
-}
-
-/** CPU time (user and system) a process has used so far, in ms, from /proc (Linux). */
-function serviceCpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime are fields 14 and 15 of the line, counted in clock ticks of 10 ms.
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
-/** Rounds of the flood comparison: runs with and without the flood alternate, so that both meet the same machine. */
-const FLOOD_ROUNDS = 4;
-
-const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-bench-'));
-await fs.chmod(dataDir, 0o755);
-const database = await startEmbeddedPostgres(dataDir, createLogger('warn'));
-let server: ChildProcess | undefined;
-try {
-  const pepper = randomBytes(32).toString('hex');
-  const env = {
-    ...process.env,
-    DATABASE_URL: database.url(),
-    LOG_LEVEL: 'warn',
-    DATA_DIR: dataDir,
-    API_KEY_PEPPER: pepper,
-    // The flood below must reach key verification, not stop at the per-address limit.
-    RATE_LIMIT_UNIDENTIFIED: '1000000000',
-  };
-  apiKey = await issueKey(env);
-  const seedStarted = performance.now();
-  const seed = run(process.execPath, ['src/cli/seed.ts', '--users', String(USERS), '--orders-per-user', String(ORDERS_PER_USER)], env);
-  if ((await seed.done) !== 0) throw new Error('seeding failed');
-  const seedSeconds = (performance.now() - seedStarted) / 1000;
-
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const api = run(process.execPath, ['src/main.ts', 'api'], { ...env, PORT: String(port), HOST: '127.0.0.1' });
-  server = api.child;
-  await waitForReady(url);
-
-  // Inputs for the scenarios: real ids and cursors, gathered by walking the first pages.
-  const ids: string[] = [];
-  const cursors: (string | null)[] = [null];
-  for (let page = 0; page < 50; page++) {
-    const data = (
-      await gql(url, {
-        query: 'query ($after: String) { users(first: 100, after: $after) { edges { node { id } } pageInfo { endCursor } } }',
-        variables: { after: cursors.at(-1) },
-      })
-    ).users as { edges: { node: { id: string } }[]; pageInfo: { endCursor: string | null } };
-    ids.push(...data.edges.map((e) => e.node.id));
-    if (!data.pageInfo.endCursor) break;
-    cursors.push(data.pageInfo.endCursor);
-  }
-  const pick = <T>(list: T[], i: number) => list[(i * 7919) % list.length]!;
-
-  const scenarios: Scenario[] = [
-    {
-      name: '`user(id)`',
-      request: (i) => ({ query: 'query ($id: ID!) { user(id: $id) { id name email } }', variables: { id: pick(ids, i) } }),
-    },
-    {
-      name: '`users(first: 20)` with `orders(limit: 5)` each',
-      request: (i) => ({
-        query: 'query ($after: String) { users(first: 20, after: $after) { edges { node { id orders(limit: 5) { id total } } } } }',
-        variables: { after: pick(cursors, i) },
-      }),
-    },
-    {
-      name: '`orders(userId)`',
-      request: (i) => ({ query: 'query ($id: ID!) { orders(userId: $id) { id total status } }', variables: { id: pick(ids, i) } }),
-    },
-    { name: 'REST `GET /users/{user_id}`', request: (i) => `/users/${pick(ids, i)}` },
-    { name: 'REST `GET /users?limit=20&sort=name`', request: () => '/users?limit=20&sort=name' },
-    { name: 'REST `GET /users/{user_id}/orders`', request: (i) => `/users/${pick(ids, i)}/orders` },
-    {
-      name: '`createOrder`',
-      request: (i) => ({
-        query: 'mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id } }',
-        variables: { input: { userId: pick(ids, i), total: 1000 + i } },
-      }),
-    },
-  ];
-
-  const rows: string[] = [];
-  for (const scenario of scenarios) rows.push(await measure(url, scenario));
-  // The same valid-key reads while strangers try random keys, which must cost no database work.
-  const keyed = scenarios.find((scenario) => scenario.name === 'REST `GET /users/{user_id}`')!;
-  // Wall-clock throughput on a shared 2-core machine is noisy; the service's own CPU time per request
-  // is the steadier figure, so both are reported.
-  const quiet: Run[] = [];
-  const flooded: Run[] = [];
-  let quietCpuMs = 0;
-  let floodedCpuMs = 0;
+/** What strangers trying random keys cost the service: the key checks alone, then a flood against valid reads. */
+async function strangers(
+  admin: pg.Client,
+  portico: Server,
+  read: Variant,
+  databaseUrl: string,
+  pepper: string,
+  apiKey: string,
+): Promise<string[]> {
+  const keyCheck = await keyChecks(databaseUrl, pepper, apiKey);
+  const quiet: Measurement[] = [];
+  const flooded: Measurement[] = [];
   let floodRequests = 0;
   for (let round = 0; round < FLOOD_ROUNDS; round++) {
-    let cpu = serviceCpuMs(server.pid!);
-    quiet.push(await load(url, keyed));
-    quietCpuMs += serviceCpuMs(server.pid!) - cpu;
-    const flood = await startKeyFlood(url);
-    cpu = serviceCpuMs(server.pid!);
-    flooded.push(await load(url, keyed));
-    floodedCpuMs += serviceCpuMs(server.pid!) - cpu;
+    quiet.push(await measure(admin, portico, read));
+    const flood = await startKeyFlood(portico.url);
+    flooded.push(await measure(admin, portico, read));
     const { sent, refused } = await flood.stop();
     if (refused !== sent) throw new Error(`the flood was not refused: ${refused} of ${sent}`);
     floodRequests += sent;
   }
-  rows.push(row(`${keyed.name}, ${FLOOD_ROUNDS} runs alternating with those below`, quiet));
-  rows.push(row(`${keyed.name} during a flood of ${FLOOD_RATE} random keys/s, ${FLOOD_ROUNDS} runs`, flooded));
-  const validRequests = FLOOD_ROUNDS * REQUESTS;
-  const cpuPerValidUs = (quietCpuMs * 1000) / validRequests;
-  const cpuPerRefusalUs = ((floodedCpuMs - quietCpuMs) * 1000) / floodRequests;
-  const keyCheck = await keyChecks(database.url(), pepper);
-  const memoryBudgetUs = await budgetCheck(new MemoryCounter(60_000));
-  const redisBudgetUs = await redisBudgetCheck();
-  const budgets =
-    `A rate limit budget check takes ${memoryBudgetUs.toFixed(2)} µs in memory` +
-    (redisBudgetUs === undefined
-      ? ' (no redis-server to measure the Redis one).'
-      : ` and ${redisBudgetUs.toFixed(0)} µs in Redis on the same machine (one round trip).`);
+  const rate = (runs: Measurement[]) => runs.reduce((s, m) => s + m.run.requests, 0) / runs.reduce((s, m) => s + m.run.seconds, 0);
+  const cpu = (runs: Measurement[]) => runs.reduce((s, m) => s + m.cpuMsPerRequest * m.run.requests, 0);
+  const perRefusalUs = ((cpu(flooded) - cpu(quiet)) * 1000) / floodRequests;
+  return [
+    '## Strangers',
+    '',
+    `A warm API key check (cached verification) takes ${keyCheck.warmUs.toFixed(2)} µs; refusing a key whose prefix does not exist takes`,
+    `${keyCheck.unknownUs.toFixed(2)} µs, with no database work. A third process then sends well-formed random keys (${FLOOD_RATE} requests a second,`,
+    'cycling through 10,000 keys, from the same address, whose budget for requests without a valid key is set out of reach so that every one',
+    `is verified and refused with 401), in ${FLOOD_ROUNDS} runs alternating with runs without it:`,
+    '',
+    '| `GET /users/{user_id}` with a valid key | requests/s | p50 ms | p99 ms |',
+    '|---|---|---|---|',
+    `| without the flood | ${Math.round(rate(quiet))} | ${quantile(
+      quiet.flatMap((m) => m.run.latencies),
+      0.5,
+    ).toFixed(1)} | ${quantile(
+      quiet.flatMap((m) => m.run.latencies),
+      0.99,
+    ).toFixed(1)} |`,
+    `| during the flood | ${Math.round(rate(flooded))} | ${quantile(
+      flooded.flatMap((m) => m.run.latencies),
+      0.5,
+    ).toFixed(1)} | ${quantile(
+      flooded.flatMap((m) => m.run.latencies),
+      0.99,
+    ).toFixed(1)} |`,
+    '',
+    `Valid-key throughput during the flood: ${((rate(flooded) / rate(quiet)) * 100).toFixed(0)}% of without. Each refused key cost the service`,
+    `${perRefusalUs.toFixed(0)} µs of CPU (${floodRequests.toLocaleString('en')} refused), against ${(median(quiet.map((m) => m.cpuMsPerRequest)) * 1000).toFixed(0)} µs per valid read.`,
+    '',
+  ];
+}
 
-  const report = [
-    '# Benchmark report',
-    '',
-    `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.versions.node},`,
-    `embedded PostgreSQL; ${USERS.toLocaleString('en')} users with ${ORDERS_PER_USER} orders each; ${REQUESTS} requests per scenario, ${CONCURRENCY} at a time,`,
-    'load generated from a second process on the same machine.',
-    '',
-    `Seeding took ${seedSeconds.toFixed(1)} s. A warm API key check (cached verification) takes ${keyCheck.warmUs.toFixed(2)} µs;`,
-    `refusing a key whose prefix does not exist takes ${keyCheck.unknownUs.toFixed(2)} µs, with no database work.`,
-    budgets,
-    "Every scenario request passes the per-key rate limit check (in memory; the benchmark key's budget is out of reach).",
-    `The flood is a third process sending well-formed random keys (${FLOOD_RATE} requests a second, cycling through 10,000 keys, from`,
-    'the same address, whose budget for requests without a valid key is set out of reach so that every one is verified and refused with 401).',
-    `Measured from its process's CPU time, the service spends ${cpuPerValidUs.toFixed(0)} µs per valid \`GET /users/{user_id}\` and`,
-    `${cpuPerRefusalUs.toFixed(0)} µs per refused random key (${floodRequests.toLocaleString('en')} refused during the flood runs).`,
-    '',
-    '| scenario | requests/s | p50 ms | p95 ms | p99 ms |',
-    '|---|---|---|---|---|',
-    ...rows,
-    '',
-  ].join('\n');
-  process.stdout.write(`${report}\n`);
-  await fs.writeFile(new URL('report.md', import.meta.url), report);
+async function profile(server: Server, scenario: Scenario, admin: pg.Client): Promise<void> {
+  const variant = scenario.variants.find((v) => v.server === 'Portico')!;
+  await measure(admin, server, variant, REQUESTS * 3);
+}
+
+// ——— the run ———
+
+if (CAN_PIN) pin(process.pid, LOAD_CORE);
+const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-bench-'));
+await fs.chmod(dataDir, 0o755);
+const database = await startEmbeddedPostgres(dataDir, createLogger('warn'), { shared_preload_libraries: 'pg_stat_statements' });
+// Backends are forked by the postmaster, so they inherit its core.
+pin(database.pid, SERVER_CORE);
+const servers: Server[] = [];
+const admin = new pg.Client({ connectionString: database.url() });
+try {
+  if (!flags.profile) for (const folder of ['postgraphile5', 'postgraphile4']) installReference(folder);
+  const pepper = randomBytes(32).toString('hex');
+  const env = {
+    ...process.env,
+    DATABASE_URL: database.url(),
+    DATA_DIR: dataDir,
+    API_KEY_PEPPER: pepper,
+    DATABASE_POOL_MAX: String(POOL),
+    // Request logging is off, as PostGraphile's query log is.
+    LOG_LEVEL: 'warn',
+    // The flood must reach key verification, not stop at the per-address limit.
+    RATE_LIMIT_UNIDENTIFIED: '1000000000',
+  };
+  const migrated = spawnSync(process.execPath, ['src/cli/db.ts', 'migrate'], { cwd: ROOT, env, stdio: 'ignore' });
+  if (migrated.status !== 0) throw new Error('migrating the benchmark database failed');
+  const apiKey = await issueKey(env);
+  const seedStarted = performance.now();
+  const seeded = spawnSync(process.execPath, ['src/cli/seed.ts', '--users', String(USERS), '--orders-per-user', String(ORDERS_PER_USER)], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  if (seeded.status !== 0) throw new Error('seeding failed');
+  const seedSeconds = (performance.now() - seedStarted) / 1000;
+  await admin.connect();
+  await admin.query('create extension if not exists pg_stat_statements');
+  await admin.query('vacuum analyze');
+  const userIds = (await admin.query<{ id: string }>('select id from users order by random() limit 2000')).rows.map((row) => row.id);
+
+  const profileDir = path.join(BENCH_DIR, 'profile');
+  const porticoArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'src/main.ts', 'api'] : ['src/main.ts', 'api'];
+  servers.push(await startServer('Portico', porticoArgs, env));
+  const all = scenarios({ apiKey, userIds });
+
+  if (flags.profile) {
+    const scenario = all.find((s) => s.name.includes(profileOnly ?? 'orders(limit: 5)')) ?? all[1]!;
+    await fs.rm(profileDir, { recursive: true, force: true });
+    process.stderr.write(`profiling Portico serving ${scenario.name} …\n`);
+    await profile(servers[0]!, scenario, admin);
+    await stopServer(servers[0], 'SIGINT');
+    const [file] = await fs.readdir(profileDir);
+    const summary = summarise(path.join(profileDir, file!));
+    process.stdout.write(
+      [
+        `CPU profile of Portico serving ${scenario.name}: ${path.join('bench', 'profile', file!)} (open it in Chrome DevTools or speedscope).`,
+        'Where the busy time goes:',
+        '',
+        ...summary.filter((row) => row.percent >= 0.5).map((row) => `${row.percent.toFixed(1).padStart(5)} %  ${row.place}`),
+        '',
+      ].join('\n'),
+    );
+  } else {
+    servers.push(
+      await startServer('PostGraphile 5', ['server.js', database.url()], env, path.join(BENCH_DIR, 'references', 'postgraphile5')),
+    );
+    servers.push(
+      await startServer('PostGraphile 4', ['server.js', database.url()], env, path.join(BENCH_DIR, 'references', 'postgraphile4')),
+    );
+    servers.push(await startServer('raw pg', [path.join(BENCH_DIR, 'raw-pg-server.ts'), database.url()], env));
+    const serverOf = (name: ServerName) => servers.find((s) => s.name === name)!;
+    const idleRss = Object.fromEntries(servers.map((s) => [s.name, rssMb(s.child.pid!)]));
+
+    // Warm every server and plan before measuring.
+    for (const scenario of all)
+      for (const variant of scenario.variants) await load(serverOf(variant.server).url, CONCURRENCY, 300, variant.request);
+
+    const results = new Map<Variant, Measurement[]>();
+    const ratios = new Map<Variant, Partial<Record<ServerName, number[]>>>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const scenario of all) {
+        const inRound = new Map<Variant, Measurement>();
+        for (const variant of scenario.variants) {
+          const measured = await measure(admin, serverOf(variant.server), variant);
+          inRound.set(variant, measured);
+          results.set(variant, [...(results.get(variant) ?? []), measured]);
+        }
+        // Ratios are taken within the round, so that both sides met the same machine.
+        for (const variant of scenario.variants) {
+          const own = ratios.get(variant) ?? {};
+          for (const reference of scenario.variants.filter((v) => v.label === v.server && v.server !== 'Portico')) {
+            (own[reference.server] ??= []).push(perSecond(inRound.get(variant)!.run) / perSecond(inRound.get(reference)!.run));
+          }
+          ratios.set(variant, own);
+        }
+      }
+    }
+
+    const porticoRead = all.find((s) => s.name === '`user(id)`')!.variants.find((v) => v.label.startsWith('Portico REST'))!;
+    const strangerLines = await strangers(admin, serverOf('Portico'), porticoRead, database.url(), pepper, apiKey);
+    const memoryBudgetUs = await budgetCheck(new MemoryCounter(60_000));
+    const redisBudgetUs = await redisBudgetCheck();
+
+    const report = [
+      '# Benchmark report',
+      '',
+      `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.versions.node},`,
+      `embedded PostgreSQL; ${USERS.toLocaleString('en')} users with ${ORDERS_PER_USER} orders each (seeded in ${seedSeconds.toFixed(1)} s). Every server has a pool of ${POOL}`,
+      `connections; each run sends ${REQUESTS} requests, ${CONCURRENCY} at a time, over keep-alive connections; ${ROUNDS} rounds, each running every`,
+      'scenario on every server in turn, after a warm-up. ' +
+        (CAN_PIN
+          ? 'The servers and PostgreSQL share core 0; the load generator has core 1 (taskset).'
+          : 'taskset is not available here, so servers, PostgreSQL and the load generator share every core.'),
+      '',
+      'Every Portico request passes its API key check, the per-key rate limit (in memory), usage counting and the document limits;',
+      "request logging is off (`LOG_LEVEL=warn`), as PostGraphile's query log is. PostGraphile 5 and 4 run with their default presets",
+      '(amber for 5) over the same tables; `raw pg` is node-postgres sending the SQL each scenario needs from a bare HTTP server.',
+      'CPU is the server process alone (PostgreSQL not included); memory is its resident set; statements are those PostgreSQL ran',
+      '(pg_stat_statements) per request. Ratios compare requests per second within each round (median of the rounds).',
+      '',
+      `Resident memory when idle: ${servers.map((s) => `${s.name} ${Math.round(idleRss[s.name]!)} MB`).join(', ')}.`,
+      '',
+      ...all.flatMap((scenario) => [
+        `### ${scenario.name}`,
+        '',
+        '| server | requests/s | p50 ms | p99 ms | CPU ms/request | peak RSS MB | statements/request | × PostGraphile 5 | × PostGraphile 4 | × raw pg |',
+        '|---|---|---|---|---|---|---|---|---|---|',
+        ...scenario.variants.map((variant) => reportRow(variant, results.get(variant)!, ratios.get(variant)!)),
+        '',
+      ]),
+      ...strangerLines,
+      '## Rate limit budget checks',
+      '',
+      `One budget check takes ${memoryBudgetUs.toFixed(2)} µs in memory` +
+        (redisBudgetUs === undefined
+          ? ' (no redis-server to measure the Redis one).'
+          : ` and ${redisBudgetUs.toFixed(0)} µs in Redis on the same machine (one round trip).`),
+      '',
+    ].join('\n');
+    process.stdout.write(`${report}\n`);
+    await fs.writeFile(path.join(BENCH_DIR, 'report.md'), report);
+  }
 } finally {
-  server?.kill('SIGTERM');
-  if (server && server.exitCode === null) await new Promise((resolve) => server!.once('exit', resolve));
+  await admin.end().catch(() => undefined);
+  for (const server of servers) await stopServer(server);
   await database.stop();
   await fs.rm(dataDir, { recursive: true, force: true });
 }

@@ -21,6 +21,8 @@ export interface EmbeddedPostgres {
   url(database?: string): string;
   /** Stops the server if this process started or adopted it; leaves it to its owner otherwise. */
   stop(): Promise<void>;
+  /** The server's process (the postmaster). */
+  pid: number;
 }
 
 interface Binaries {
@@ -183,7 +185,15 @@ async function initialise(bin: Binaries, pgdata: string, password: string, runAs
   }
 }
 
-export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Promise<EmbeddedPostgres> {
+/**
+ * Starts (or adopts) the PostgreSQL server kept in `dataDir`. `settings` are extra server settings
+ * for a server this call starts (the benchmark loads pg_stat_statements).
+ */
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  logger: Logger,
+  settings: Record<string, string> = {},
+): Promise<EmbeddedPostgres> {
   const pgdata = path.join(dataDir, 'postgres');
   const credentialsFile = path.join(dataDir, 'postgres-credentials.json');
   const ownerFile = path.join(dataDir, 'postgres.owner');
@@ -241,7 +251,10 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
     if (runAs.uid !== undefined) await fs.chown(logFile, runAs.uid, runAs.gid!);
     const child = spawn(
       bin.postgres,
-      ['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+      [
+        ...['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+        ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+      ],
       // Own process group: a terminal's Ctrl-C reaches the app only, which stops the server after draining.
       { uid: runAs.uid, gid: runAs.gid, detached: true, stdio: ['ignore', log, log], env: { ...process.env, LC_ALL: 'C' } },
     );
@@ -268,6 +281,7 @@ export async function startEmbeddedPostgres(dataDir: string, logger: Logger): Pr
 
   let stopped = false;
   return {
+    pid,
     url: (database = DATABASE) => urlFor(port, password, database),
     async stop() {
       if (!owned || stopped) return;

@@ -1,0 +1,47 @@
+// What a process costs, read from /proc (Linux): CPU time and resident memory; and pinning processes
+// to cores with taskset, so that servers and the load generator do not take each other's CPU.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+/** CPU time (user and system) the process has used so far, in ms. */
+export function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  // utime and stime are fields 14 and 15 of the line; the split leaves them at 11 and 12.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** Resident memory of the process now, in MB. */
+export function rssMb(pid: number): number {
+  const match = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/** Samples a process's resident memory until stopped; returns the highest seen. */
+export function watchRss(pid: number, everyMs = 100): { stop(): number } {
+  let peak = rssMb(pid);
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb(pid))), everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, rssMb(pid));
+    },
+  };
+}
+
+export const CAN_PIN =
+  process.platform === 'linux' && existsSync('/usr/bin/taskset') && (spawnSync('nproc').stdout?.toString().trim() ?? '1') !== '1';
+
+/** Pins a running process and all its threads to one core (children it forks later inherit it). */
+export function pin(pid: number, core: number): void {
+  if (!CAN_PIN) return;
+  const result = spawnSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { encoding: 'utf8' });
+  if (result.status !== 0) throw new Error(`taskset failed: ${result.stderr}`);
+}
+
+/** The command and arguments that run `command` pinned to `core` (unchanged when pinning is not possible). */
+export function pinned(core: number, command: string, args: string[]): [string, string[]] {
+  return CAN_PIN ? ['taskset', ['-c', String(core), command, ...args]] : [command, args];
+}

@@ -1,0 +1,52 @@
+// The floor the benchmark measures against: the SQL each scenario needs, sent with node-postgres
+// from a bare node:http server, answered as JSON; no GraphQL, no keys, no limits. Usage:
+// node bench/raw-pg-server.ts DATABASE_URL PORT POOL_MAX; prints "listening" when it serves.
+import http from 'node:http';
+import pg from 'pg';
+import { newId } from '../src/db/ids.ts';
+
+const [url, port, poolMax] = process.argv.slice(2);
+const pool = new pg.Pool({ connectionString: url, max: Number(poolMax) });
+
+const USERS_PAGE = 'select id, name, email, created_at, updated_at from users order by created_at, id limit 21';
+const NESTED = `
+  select u.id, u.name, coalesce(o.orders, '[]') as orders
+  from (select id, name, created_at from users order by created_at, id limit 20) u
+  left join lateral (
+    select json_agg(json_build_object('id', x.id, 'total', x.total)) as orders
+    from (select id, total from orders where user_id = u.id order by created_at desc, id desc limit 5) x
+  ) o on true
+  order by u.created_at, u.id`;
+const USER = 'select id, name, email from users where id = $1';
+const CREATE_ORDER = `insert into orders (id, user_id, total, status, created_at) values ($1, $2, $3, 'pending', now()) returning id, total`;
+
+async function answer(req: http.IncomingMessage): Promise<unknown> {
+  const { pathname, searchParams } = new URL(req.url ?? '/', 'http://localhost');
+  switch (pathname) {
+    case '/users': {
+      const { rows } = await pool.query(USERS_PAGE);
+      return { data: rows.slice(0, 20), hasMore: rows.length > 20 };
+    }
+    case '/nested':
+      return (await pool.query(NESTED)).rows;
+    case '/user':
+      return (await pool.query(USER, [searchParams.get('id')])).rows[0] ?? null;
+    case '/orders': {
+      let body = '';
+      for await (const chunk of req) body += String(chunk);
+      const { userId, total } = JSON.parse(body) as { userId: string; total: number };
+      return (await pool.query(CREATE_ORDER, [newId('order'), userId, total])).rows[0];
+    }
+    default:
+      throw new Error(`no such path: ${pathname}`);
+  }
+}
+
+http
+  .createServer((req, res) => {
+    answer(req).then(
+      (body) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
+      (error: unknown) => res.writeHead(500).end(String(error)),
+    );
+  })
+  .listen(Number(port), '127.0.0.1', () => process.stdout.write('listening\n'));

@@ -1,0 +1,171 @@
+// The benchmark's scenarios, each as every server asks for it: Portico (GraphQL and, where it has
+// one, its REST route), PostGraphile 5 and 4 on the same tables, and raw SQL. Queries select the same
+// fields, page sizes and orders on every server, so the work they ask of PostgreSQL is the same.
+import { newId } from '../src/db/ids.ts';
+import type { HttpRequest } from './load.ts';
+
+export type ServerName = 'Portico' | 'PostGraphile 5' | 'PostGraphile 4' | 'raw pg';
+
+export interface Inputs {
+  apiKey: string;
+  userIds: readonly string[];
+}
+
+export interface Variant {
+  /** Column label in the report. */
+  label: string;
+  server: ServerName;
+  request: (i: number) => HttpRequest;
+}
+
+export interface Scenario {
+  name: string;
+  variants: Variant[];
+}
+
+const pick = <T>(list: readonly T[], i: number): T => list[(i * 7919) % list.length]!;
+
+function graphql(query: string, variables: (i: number) => Record<string, unknown> = () => ({}), headers: Record<string, string> = {}) {
+  return (i: number): HttpRequest => ({
+    method: 'POST',
+    path: '/graphql',
+    headers,
+    body: JSON.stringify({ query, variables: variables(i) }),
+  });
+}
+
+export function scenarios({ apiKey, userIds }: Inputs): Scenario[] {
+  const key = { 'x-api-key': apiKey };
+  const portico = (query: string, variables?: (i: number) => Record<string, unknown>) => graphql(query, variables, key);
+  const get =
+    (path: (i: number) => string, headers: Record<string, string> = {}) =>
+    (i: number): HttpRequest => ({
+      method: 'GET',
+      path: path(i),
+      headers,
+    });
+  const user = (i: number) => ({ id: pick(userIds, i) });
+  const order = (i: number) => ({ userId: pick(userIds, i), total: 1000 + i });
+  // PostGraphile inserts what it is given: the id and creation time Portico makes itself come with the input.
+  const postgraphileOrder = (idField: string) => (i: number) => ({
+    input: { order: { [idField]: newId('order'), ...order(i), status: 'pending', createdAt: new Date().toISOString() } },
+  });
+
+  return [
+    {
+      name: '`users(first: 20)` with cursors',
+      variants: [
+        {
+          label: 'Portico',
+          server: 'Portico',
+          request: portico('{ users(first: 20) { edges { cursor node { id name email } } pageInfo { hasNextPage endCursor } } }'),
+        },
+        ...(['PostGraphile 5', 'PostGraphile 4'] as const).map((server) => ({
+          label: server,
+          server,
+          request: graphql(
+            `{ allUsers(first: 20, orderBy: [CREATED_AT_ASC, ${server === 'PostGraphile 5' ? 'ROW_ID_ASC' : 'ID_ASC'}]) { edges { cursor node { ${server === 'PostGraphile 5' ? 'rowId' : 'id'} name email } } pageInfo { hasNextPage endCursor } } }`,
+          ),
+        })),
+        { label: 'raw pg', server: 'raw pg', request: get(() => '/users') },
+      ],
+    },
+    {
+      name: '`users(first: 20)`, each with `orders(limit: 5)`',
+      variants: [
+        {
+          label: 'Portico',
+          server: 'Portico',
+          request: portico('{ users(first: 20) { edges { node { id name orders(limit: 5) { id total } } } } }'),
+        },
+        ...(['PostGraphile 5', 'PostGraphile 4'] as const).map((server) => {
+          const id = server === 'PostGraphile 5' ? 'rowId' : 'id';
+          const idOrder = server === 'PostGraphile 5' ? 'ROW_ID' : 'ID';
+          return {
+            label: server,
+            server,
+            request: graphql(
+              `{ allUsers(first: 20, orderBy: [CREATED_AT_ASC, ${idOrder}_ASC]) { edges { node { ${id} name ordersByUserId(first: 5, orderBy: [CREATED_AT_DESC, ${idOrder}_DESC]) { nodes { ${id} total } } } } } }`,
+            ),
+          };
+        }),
+        { label: 'raw pg', server: 'raw pg', request: get(() => '/nested') },
+      ],
+    },
+    {
+      name: '`user(id)`',
+      variants: [
+        { label: 'Portico', server: 'Portico', request: portico('query ($id: ID!) { user(id: $id) { id name email } }', user) },
+        { label: 'Portico REST `GET /users/{user_id}`', server: 'Portico', request: get((i) => `/users/${pick(userIds, i)}`, key) },
+        {
+          label: 'PostGraphile 5',
+          server: 'PostGraphile 5',
+          request: graphql('query ($id: String!) { userByRowId(rowId: $id) { rowId name email } }', user),
+        },
+        {
+          label: 'PostGraphile 4',
+          server: 'PostGraphile 4',
+          request: graphql('query ($id: String!) { userById(id: $id) { id name email } }', user),
+        },
+        { label: 'raw pg', server: 'raw pg', request: get((i) => `/user?id=${pick(userIds, i)}`) },
+      ],
+    },
+    {
+      name: '`createOrder`',
+      variants: [
+        {
+          label: 'Portico',
+          server: 'Portico',
+          request: portico('mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id total } }', (i) => ({
+            input: order(i),
+          })),
+        },
+        {
+          label: 'Portico REST `POST /users/{user_id}/orders`',
+          server: 'Portico',
+          request: (i) => ({
+            method: 'POST',
+            path: `/users/${pick(userIds, i)}/orders`,
+            headers: key,
+            body: JSON.stringify({ total: 1000 + i }),
+          }),
+        },
+        {
+          label: 'PostGraphile 5',
+          server: 'PostGraphile 5',
+          request: graphql(
+            'mutation ($input: CreateOrderInput!) { createOrder(input: $input) { order { rowId total } } }',
+            postgraphileOrder('rowId'),
+          ),
+        },
+        {
+          label: 'PostGraphile 4',
+          server: 'PostGraphile 4',
+          request: graphql(
+            'mutation ($input: CreateOrderInput!) { createOrder(input: $input) { order { id total } } }',
+            postgraphileOrder('id'),
+          ),
+        },
+        {
+          label: 'raw pg',
+          server: 'raw pg',
+          request: (i) => ({ method: 'POST', path: '/orders', body: JSON.stringify(order(i)) }),
+        },
+      ],
+    },
+    {
+      name: 'a page of users, REST and GraphQL',
+      variants: [
+        { label: 'Portico REST `GET /users?limit=20`', server: 'Portico', request: get(() => '/users?limit=20', key) },
+        {
+          label: 'Portico GraphQL `userList(limit: 20)`',
+          server: 'Portico',
+          request: portico(
+            '{ userList(limit: 20) { data { id name email createdAt updatedAt } pagination { ... on CursorPagination { nextCursor hasMore } } } }',
+          ),
+        },
+        { label: 'raw pg', server: 'raw pg', request: get(() => '/users') },
+      ],
+    },
+  ];
+}
