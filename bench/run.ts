@@ -5,7 +5,8 @@
 // prints where the time goes, by package.
 //
 // Sizes: BENCH_USERS (10000, with 10 orders each), BENCH_REQUESTS per run (2000), BENCH_CONCURRENCY
-// (50), BENCH_ROUNDS (3). When taskset is there, every server and PostgreSQL share core 0 and the
+// (50), BENCH_ROUNDS (3); BENCH_SCENARIOS (a part of a scenario's name) and BENCH_SERVERS (a comma-separated
+// list of server names) narrow a run down while working on one thing. When taskset is there, every server and PostgreSQL share core 0 and the
 // load generator has core 1, so that what is measured is the servers, not the generator.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -336,7 +337,10 @@ try {
   const profileDir = path.join(BENCH_DIR, 'profile');
   const porticoArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'src/main.ts', 'api'] : ['src/main.ts', 'api'];
   servers.push(await startServer('Portico', porticoArgs, env));
-  const all = scenarios({ apiKey, userIds });
+  const wantedServers = process.env.BENCH_SERVERS?.split(',').map((name) => name.trim());
+  const all = scenarios({ apiKey, userIds })
+    .filter((scenario) => !process.env.BENCH_SCENARIOS || scenario.name.includes(process.env.BENCH_SCENARIOS))
+    .map((scenario) => ({ ...scenario, variants: scenario.variants.filter((v) => !wantedServers || wantedServers.includes(v.server)) }));
 
   if (flags.profile) {
     const scenario = all.find((s) => s.name.includes(profileOnly ?? 'orders(limit: 5)')) ?? all[1]!;
@@ -356,13 +360,13 @@ try {
       ].join('\n'),
     );
   } else {
-    servers.push(
-      await startServer('PostGraphile 5', ['server.js', database.url()], env, path.join(BENCH_DIR, 'references', 'postgraphile5')),
-    );
-    servers.push(
-      await startServer('PostGraphile 4', ['server.js', database.url()], env, path.join(BENCH_DIR, 'references', 'postgraphile4')),
-    );
-    servers.push(await startServer('raw pg', [path.join(BENCH_DIR, 'raw-pg-server.ts'), database.url()], env));
+    const wanted = (name: ServerName) => all.some((scenario) => scenario.variants.some((v) => v.server === name));
+    const references = path.join(BENCH_DIR, 'references');
+    if (wanted('PostGraphile 5'))
+      servers.push(await startServer('PostGraphile 5', ['server.js', database.url()], env, path.join(references, 'postgraphile5')));
+    if (wanted('PostGraphile 4'))
+      servers.push(await startServer('PostGraphile 4', ['server.js', database.url()], env, path.join(references, 'postgraphile4')));
+    if (wanted('raw pg')) servers.push(await startServer('raw pg', [path.join(BENCH_DIR, 'raw-pg-server.ts'), database.url()], env));
     const serverOf = (name: ServerName) => servers.find((s) => s.name === name)!;
     const idleRss = Object.fromEntries(servers.map((s) => [s.name, rssMb(s.child.pid!)]));
 
@@ -391,8 +395,11 @@ try {
       }
     }
 
-    const porticoRead = all.find((s) => s.name === '`user(id)`')!.variants.find((v) => v.label.startsWith('Portico REST'))!;
-    const strangerLines = await strangers(admin, serverOf('Portico'), porticoRead, database.url(), pepper, apiKey);
+    const porticoRead = scenarios({ apiKey, userIds })
+      .find((s) => s.name === '`user(id)`')!
+      .variants.find((v) => v.label.startsWith('Portico REST'))!;
+    const narrowed = process.env.BENCH_SCENARIOS !== undefined || wantedServers !== undefined;
+    const strangerLines = narrowed ? [] : await strangers(admin, serverOf('Portico'), porticoRead, database.url(), pepper, apiKey);
     const memoryBudgetUs = await budgetCheck(new MemoryCounter(60_000));
     const redisBudgetUs = await redisBudgetCheck();
 
@@ -433,7 +440,8 @@ try {
       '',
     ].join('\n');
     process.stdout.write(`${report}\n`);
-    await fs.writeFile(path.join(BENCH_DIR, 'report.md'), report);
+    // A narrowed run is for the one working on something, not the report.
+    if (!narrowed) await fs.writeFile(path.join(BENCH_DIR, 'report.md'), report);
   }
 } finally {
   await admin.end().catch(() => undefined);

@@ -8,6 +8,7 @@ import { userTokenVerifier } from './services/user-tokens.ts';
 import { ApiKeyVerifier } from './services/api-key-verifier.ts';
 import { API_KEYS_CHANNEL, createFirstDevelopmentKey } from './services/api-keys.ts';
 import { listen } from './db/notifications.ts';
+import { sqlOf } from './db/sql.ts';
 import { openRateLimitCounter } from './rate-limit/open.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
 
@@ -50,7 +51,8 @@ try {
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
   const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
-  const app = createApp({ config, logger, orm: db.orm, database: db.availability, cursors, apiKeys, usage, userTokens, rateLimits });
+  const sql = await sqlOf(db.orm);
+  const app = createApp({ config, logger, orm: db.orm, sql, database: db.availability, cursors, apiKeys, usage, userTokens, rateLimits });
   const address = await app.listen();
   stop = async () => {
     logger.info('shutting down: draining requests');

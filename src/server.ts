@@ -7,7 +7,8 @@ import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { createYoga, useExecutionCancellation } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import type { DatabaseAvailability } from './db/availability.ts';
-import type { MikroORM } from './db/orm.ts';
+import type { EntityManager, MikroORM } from './db/orm.ts';
+import type { Sql } from './db/sql.ts';
 import type { GraphQLContext } from './graphql/context.ts';
 import { logLevelOf, maskError, useValidationErrorCodes, useWholeRequestDenials } from './graphql/errors.ts';
 import { createLoaders } from './graphql/loaders.ts';
@@ -42,6 +43,8 @@ export interface AppDependencies {
   config: Config;
   logger: Logger;
   orm: MikroORM;
+  /** Plain reads on the ORM's pool. */
+  sql: Sql;
   /** Whether PostgreSQL can be reached, as the pool experiences it. */
   database: DatabaseAvailability;
   cursors: CursorCodec;
@@ -62,7 +65,7 @@ export interface App {
 /** /ready answers within this, whatever the pool does. */
 const READINESS_CHECK_MS = 1500;
 
-export function createApp({ config, logger, orm, database, cursors, apiKeys, usage, userTokens, rateLimits }: AppDependencies): App {
+export function createApp({ config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits }: AppDependencies): App {
   let draining = false;
 
   const yoga = createYoga<{ auth?: RequestAuth; rateLimit?: RateLimitTicket }, GraphQLContext>({
@@ -105,8 +108,18 @@ export function createApp({ config, logger, orm, database, cursors, apiKeys, usa
     context: ({ auth, rateLimit }) => {
       // The API key plugin has run for every request that reaches execution.
       if (!auth) throw new Error('request reached execution without verified credentials');
-      const em = orm.em.fork();
-      return { em, cursors, loaders: createLoaders(em), auth, rateLimit };
+      let em: EntityManager | undefined;
+      return {
+        sql,
+        // Forked on first use: reads, the most of requests, need no unit of work.
+        get em() {
+          return (em ??= orm.em.fork());
+        },
+        cursors,
+        loaders: createLoaders(sql),
+        auth,
+        rateLimit,
+      };
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: guardHooks(

@@ -28,6 +28,34 @@ function encodeBase32(bytes: Uint8Array): string {
   return out;
 }
 
+function decodeBase32(text: string): Uint8Array {
+  const bytes = new Uint8Array(16);
+  let buffer = ALPHABET.indexOf(text[0]!);
+  let bits = 3;
+  let at = 0;
+  for (let i = 1; i < text.length; i++) {
+    buffer = (buffer << 5) | ALPHABET.indexOf(text[i]!);
+    bits += 5;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes[at++] = (buffer >> bits) & 0xff;
+      buffer &= (1 << bits) - 1;
+    }
+  }
+  return bytes;
+}
+
+/** A well-formed id as its three-letter prefix and its 16 UUID bytes (compact, for cursors). */
+export function idParts(id: string): { prefix: string; bytes: Uint8Array } | undefined {
+  const match = ID_PATTERN.exec(id);
+  return match ? { prefix: match[1]!, bytes: decodeBase32(match[2]!) } : undefined;
+}
+
+/** The id `idParts` took apart. */
+export function idFromParts(prefix: string, bytes: Uint8Array): string {
+  return `${prefix}_${encodeBase32(bytes)}`;
+}
+
 export function newId(kind: IdKind): string {
   const bytes = new Uint8Array(16);
   uuidv7(undefined, bytes);

@@ -1,12 +1,16 @@
 import type { EntityManager } from '../db/orm.ts';
+import type { Sql } from '../db/sql.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RequestAuth } from '../plugins/api-key.ts';
 import type { RateLimitTicket } from '../plugins/rate-limit.ts';
 import type { Loaders } from './loaders.ts';
 
-/** What every resolver receives: a request-scoped entity manager and the request's batch loaders. */
+/** What every resolver receives: plain reads, a request-scoped entity manager for writes, and the request's batch loaders. */
 export interface GraphQLContext {
-  em: EntityManager;
+  /** Reads: plain SQL on the pool. */
+  sql: Sql;
+  /** Writes: a unit of work of this request's own, made when a resolver first asks for it. */
+  readonly em: EntityManager;
   cursors: CursorCodec;
   loaders: Loaders;
   /** The verified API key (and, later, user) behind the request. */

@@ -1,29 +1,33 @@
 // Per-request batch loaders: fields resolved once per parent (User.orders, Order.user) ask a loader,
 // which collects the keys of one execution tick into a single statement. No N+1.
 import DataLoader from 'dataloader';
-import type { Order, User } from '../db/entities/index.ts';
-import type { EntityManager } from '../db/orm.ts';
+import type { OrderRecord, UserRecord } from '../db/records.ts';
+import type { Sql } from '../db/sql.ts';
 import { latestOrdersOfUsers } from '../services/orders.ts';
 import { findUsersByIds } from '../services/users.ts';
 
 export interface Loaders {
-  userById: DataLoader<string, User | null>;
+  userById: DataLoader<string, UserRecord | null>;
   /** The newest `limit` orders per user; one loader (so one statement) per distinct limit. */
-  latestOrders(limit: number): DataLoader<string, Order[]>;
+  latestOrders(limit: number): DataLoader<string, OrderRecord[]>;
 }
 
-export function createLoaders(em: EntityManager): Loaders {
-  const latestByLimit = new Map<number, DataLoader<string, Order[]>>();
+export function createLoaders(sql: Sql): Loaders {
+  const latestByLimit = new Map<number, DataLoader<string, OrderRecord[]>>();
+  let userById: DataLoader<string, UserRecord | null> | undefined;
   return {
-    userById: new DataLoader(async (ids) => {
-      const users = new Map((await findUsersByIds(em, ids)).map((user) => [user.id, user]));
-      return ids.map((id) => users.get(id) ?? null);
-    }),
+    // Made on first use: most requests need neither.
+    get userById() {
+      return (userById ??= new DataLoader(async (ids) => {
+        const users = new Map((await findUsersByIds(sql, ids)).map((user) => [user.id, user]));
+        return ids.map((id) => users.get(id) ?? null);
+      }));
+    },
     latestOrders(limit) {
       let loader = latestByLimit.get(limit);
       if (!loader) {
         loader = new DataLoader(async (userIds) => {
-          const orders = await latestOrdersOfUsers(em, userIds, limit);
+          const orders = await latestOrdersOfUsers(sql, userIds, limit);
           return userIds.map((id) => orders.get(id) ?? []);
         });
         latestByLimit.set(limit, loader);

@@ -1,10 +1,13 @@
-// Orders: creation and the bounded, newest-first lists of a user's orders.
+// Orders: creation (through the unit of work) and the bounded, newest-first lists of a user's orders
+// (plain SQL returning records).
 import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import { Order, User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
+import { ORDER_COLUMNS, orderOf, type OrderRecord, type OrderRow } from '../db/records.ts';
+import { statement, type Sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
-import { cursorOf, pageOf, seekAfter, type Keyset } from '../pagination/keyset.ts';
+import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { PAGE_SIZE, ORDERS_BY_USER_MAX } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
@@ -14,7 +17,12 @@ export interface CreateOrderFields {
   status?: string | null;
 }
 
-export async function createOrder(em: EntityManager, input: CreateOrderFields): Promise<Order> {
+/** A flushed order entity as the record every face shows. */
+export function orderRecordOf(order: Order): OrderRecord {
+  return { id: order.id, userId: order.user.id, total: order.total, status: order.status, createdAt: order.createdAt };
+}
+
+export async function createOrder(em: EntityManager, input: CreateOrderFields): Promise<OrderRecord> {
   const check = new InputCheck();
   const userId = check.id('user', 'userId', input.userId);
   const total = check.total('total', input.total);
@@ -28,24 +36,47 @@ export async function createOrder(em: EntityManager, input: CreateOrderFields): 
     if (error instanceof ForeignKeyConstraintViolationException) throw new NotFoundError(`No user has the id ${userId}.`);
     throw error;
   }
-  return order;
+  return orderRecordOf(order);
+}
+
+const NEWEST = `order by created_at desc, id desc`;
+const ORDERS_OF_USER = statement('orders_of_user', `select ${ORDER_COLUMNS} from orders where user_id = $1 ${NEWEST} limit $2`);
+const ORDERS_OF_USER_AFTER = statement(
+  'orders_of_user_after',
+  `select ${ORDER_COLUMNS} from orders where user_id = $1 and (created_at, id) < ($2, $3) ${NEWEST} limit $4`,
+);
+const ORDER_BY_ID = statement('order_by_id', `select ${ORDER_COLUMNS} from orders where id = $1`);
+const USER_EXISTS = statement('user_exists', 'select 1 from users where id = $1');
+/**
+ * The newest `limit` orders of each of many users in one statement: a LATERAL subquery per user
+ * walks the (user_id, created_at, id) index backwards, so the cost is one index probe per user.
+ */
+const LATEST_ORDERS_OF_USERS = statement(
+  'latest_orders_of_users',
+  `select o.* from unnest($1::text[]) as u(id)
+   cross join lateral (select ${ORDER_COLUMNS} from orders where user_id = u.id ${NEWEST} limit $2) o`,
+);
+
+async function mustExist(sql: Sql, userId: string): Promise<void> {
+  if ((await sql.rows(USER_EXISTS, [userId])).length === 0) throw new NotFoundError(`No user has the id ${userId}.`);
 }
 
 /** The newest orders of one user; NOT_FOUND when the user does not exist (an empty list means "no orders"). */
-export async function listOrdersOfUser(em: EntityManager, userId: string): Promise<Order[]> {
+export async function listOrdersOfUser(sql: Sql, userId: string): Promise<OrderRecord[]> {
   requireId('user', 'userId', userId);
-  const orders = await em.find(Order, { user: userId }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: ORDERS_BY_USER_MAX });
+  const orders = (await sql.rows<OrderRow>(ORDERS_OF_USER, [userId, ORDERS_BY_USER_MAX])).map(orderOf);
   // Only an empty list leaves open whether the user exists; ask then, and only then.
-  if (orders.length === 0 && (await em.count(User, { id: userId })) === 0) throw new NotFoundError(`No user has the id ${userId}.`);
+  if (orders.length === 0) await mustExist(sql, userId);
   return orders;
 }
 
-export async function findOrder(em: EntityManager, id: string): Promise<Order | null> {
-  return em.findOne(Order, { id: requireId('order', 'id', id) });
+export async function findOrder(sql: Sql, id: string): Promise<OrderRecord | null> {
+  const [row] = await sql.rows<OrderRow>(ORDER_BY_ID, [requireId('order', 'id', id)]);
+  return row ? orderOf(row) : null;
 }
 
 export interface OrderPage {
-  items: Order[];
+  items: OrderRecord[];
   nextCursor: string | null;
 }
 
@@ -54,7 +85,7 @@ export interface OrderPage {
  * user, so a cursor from another user's list is refused. NOT_FOUND when the user does not exist.
  */
 export async function pageOrdersOfUser(
-  em: EntityManager,
+  sql: Sql,
   cursors: CursorCodec,
   args: { userId: string; limit?: number | null; cursor?: string | null },
 ): Promise<OrderPage> {
@@ -62,41 +93,25 @@ export async function pageOrdersOfUser(
   const userId = check.id('user', 'userId', args.userId);
   const limit = check.pageSize('limit', args.limit, PAGE_SIZE);
   check.done();
-  const newestFirst: Keyset<Order> = {
+  const newestFirst: Keyset<OrderRecord> = {
     scope: `orders/user:${userId}`,
-    column: 'o.created_at',
-    idColumn: 'o.id',
-    direction: 'desc',
     keyType: 'time',
     key: (order) => order.createdAt,
     id: (order) => order.id,
   };
-  const qb = em
-    .createQueryBuilder(Order, 'o')
-    .select('*')
-    .where({ user: userId })
-    .orderBy({ createdAt: 'desc', id: 'desc' })
-    .limit(limit! + 1);
-  if (args.cursor != null) seekAfter(qb, newestFirst, cursors, args.cursor, 'cursor');
-  const rows = await qb.getResultList();
-  if (rows.length === 0 && (await em.count(User, { id: userId })) === 0) throw new NotFoundError(`No user has the id ${userId}.`);
-  const { items, hasMore } = pageOf(rows, limit!);
+  const rows =
+    args.cursor == null
+      ? await sql.rows<OrderRow>(ORDERS_OF_USER, [userId, limit! + 1])
+      : await sql.rows<OrderRow>(ORDERS_OF_USER_AFTER, [userId, ...positionAfter(newestFirst, cursors, args.cursor, 'cursor'), limit! + 1]);
+  if (rows.length === 0) await mustExist(sql, userId!);
+  const { items, hasMore } = pageOf(rows.map(orderOf), limit!);
   return { items, nextCursor: hasMore ? cursorOf(newestFirst, cursors, items.at(-1)!) : null };
 }
 
-/**
- * The newest `limit` orders of each of many users in one statement: a LATERAL subquery per user
- * walks the (user_id, created_at, id) index backwards, so the cost is one index probe per user.
- */
-export async function latestOrdersOfUsers(em: EntityManager, userIds: readonly string[], limit: number): Promise<Map<string, Order[]>> {
-  const rows = await em.execute<Record<string, unknown>[]>(
-    `select o.* from jsonb_array_elements_text(?::jsonb) as u(id)
-     cross join lateral (
-       select * from orders where user_id = u.id collate "C" order by created_at desc, id desc limit ?
-     ) o`,
-    [JSON.stringify(userIds), limit],
-  );
-  const byUser = new Map<string, Order[]>(userIds.map((id) => [id, []]));
-  for (const row of rows) byUser.get(row.user_id as string)?.push(em.map(Order, row));
+/** The newest `limit` orders of each user, by user id (every id present, with [] for none). */
+export async function latestOrdersOfUsers(sql: Sql, userIds: readonly string[], limit: number): Promise<Map<string, OrderRecord[]>> {
+  const rows = await sql.rows<OrderRow>(LATEST_ORDERS_OF_USERS, [userIds, limit]);
+  const byUser = new Map<string, OrderRecord[]>(userIds.map((id) => [id, []]));
+  for (const row of rows) byUser.get(row.user_id)?.push(orderOf(row));
   return byUser;
 }

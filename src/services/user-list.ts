@@ -1,9 +1,9 @@
 // Users listed in the three paging styles the REST collection offers (the Relay connection lives in
-// users.ts): numbered pages, keyset after an id, and opaque cursors over a chosen sort.
-import { User } from '../db/entities/index.ts';
-import type { EntityManager } from '../db/orm.ts';
+// users.ts): numbered pages, keyset after an id, and cursors over a chosen sort.
+import { USER_COLUMNS, userOf, type UserRecord, type UserRow } from '../db/records.ts';
+import { statement, type Sql, type Statement } from '../db/sql.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
-import { cursorOf, pageOf, seekAfter, type Keyset } from '../pagination/keyset.ts';
+import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { PAGE_SIZE, PAGE_NUMBER_MAX } from './limits.ts';
 import { InputCheck } from './validation.ts';
 
@@ -23,11 +23,45 @@ export type UserListPagination =
   | { style: 'cursor'; nextCursor: string | null; hasMore: boolean };
 
 export interface UserList {
-  data: User[];
+  data: UserRecord[];
   pagination: UserListPagination;
 }
 
-export async function listUserCollection(em: EntityManager, cursors: CursorCodec, args: UserListArgs): Promise<UserList> {
+/** Each sort's SQL and cursor scope; the id breaks ties in the sort's direction. */
+interface SortPlan {
+  keyset: Keyset<UserRecord>;
+  first: Statement;
+  after: Statement;
+  /** A numbered page. */
+  page: Statement;
+}
+
+function sortPlan(sort: UserSort): SortPlan {
+  const column = sort.endsWith('name') ? 'name' : 'created_at';
+  const direction = sort.startsWith('-') ? 'desc' : 'asc';
+  const order = `order by ${column} ${direction}, id ${direction}`;
+  const name = `users_by_${column}_${direction}`;
+  return {
+    keyset: {
+      scope: `users/sort:${sort}`,
+      keyType: column === 'name' ? 'text' : 'time',
+      key: (user) => (column === 'name' ? user.name : user.createdAt),
+      id: (user) => user.id,
+    },
+    first: statement(`${name}_first`, `select ${USER_COLUMNS} from users ${order} limit $1`),
+    after: statement(
+      `${name}_after`,
+      `select ${USER_COLUMNS} from users where (${column}, id) ${direction === 'asc' ? '>' : '<'} ($1, $2) ${order} limit $3`,
+    ),
+    page: statement(`${name}_page`, `select ${USER_COLUMNS} from users ${order} limit $1 offset $2`),
+  };
+}
+
+const SORTS = new Map(USER_SORTS.map((sort) => [sort, sortPlan(sort)]));
+const AFTER_ID = statement('users_after_id', `select ${USER_COLUMNS} from users where id > $1 order by id limit $2`);
+const COUNT = statement('users_count', 'select count(*)::int as total from users');
+
+export async function listUserCollection(sql: Sql, cursors: CursorCodec, args: UserListArgs): Promise<UserList> {
   const check = new InputCheck();
   const limit = check.pageSize('limit', args.limit, PAGE_SIZE);
   const styles = (['page', 'afterId', 'cursor'] as const).filter((name) => args[name] != null);
@@ -43,56 +77,37 @@ export async function listUserCollection(em: EntityManager, cursors: CursorCodec
   }
   check.done();
 
-  const sort = (args.sort ?? 'createdAt') as UserSort;
-  if (args.page != null) return offsetPage(em, sort, args.page, limit!);
-  if (args.afterId != null) return afterIdPage(em, args.afterId, limit!);
-  return cursorPage(em, cursors, sort, args.cursor ?? null, limit!);
+  const plan = SORTS.get((args.sort ?? 'createdAt') as UserSort)!;
+  if (args.page != null) return offsetPage(sql, plan, args.page, limit!);
+  if (args.afterId != null) return afterIdPage(sql, args.afterId, limit!);
+  return cursorPage(sql, cursors, plan, args.cursor ?? null, limit!);
 }
 
-function sortOrder(sort: UserSort): { property: 'createdAt' | 'name'; direction: 'asc' | 'desc' } {
-  return { property: sort.replace('-', '') as 'createdAt' | 'name', direction: sort.startsWith('-') ? 'desc' : 'asc' };
-}
-
-async function offsetPage(em: EntityManager, sort: UserSort, page: number, limit: number): Promise<UserList> {
-  const { property, direction } = sortOrder(sort);
-  const [data, total] = await em.findAndCount(
-    User,
-    {},
-    { orderBy: { [property]: direction, id: direction }, limit, offset: (page - 1) * limit },
-  );
-  return { data, pagination: { style: 'offset', page, limit, total, totalPages: Math.ceil(total / limit) } };
+async function offsetPage(sql: Sql, plan: SortPlan, page: number, limit: number): Promise<UserList> {
+  // The page and the total, side by side on two connections.
+  const [rows, [count]] = await Promise.all([
+    sql.rows<UserRow>(plan.page, [limit, (page - 1) * limit]),
+    sql.rows<{ total: number }>(COUNT, []),
+  ]);
+  const total = count!.total;
+  return { data: rows.map(userOf), pagination: { style: 'offset', page, limit, total, totalPages: Math.ceil(total / limit) } };
 }
 
 /** Keyset on the id alone; ids sort in creation order. `nextCursor` is the id to pass as the next `after_id`. */
-async function afterIdPage(em: EntityManager, afterId: string, limit: number): Promise<UserList> {
-  const { items, hasMore } = pageOf(await em.find(User, { id: { $gt: afterId } }, { orderBy: { id: 'asc' }, limit: limit + 1 }), limit);
+async function afterIdPage(sql: Sql, afterId: string, limit: number): Promise<UserList> {
+  const { items, hasMore } = pageOf((await sql.rows<UserRow>(AFTER_ID, [afterId, limit + 1])).map(userOf), limit);
   return { data: items, pagination: { style: 'cursor', nextCursor: hasMore ? items.at(-1)!.id : null, hasMore } };
 }
 
 /** Keyset on the unique tuple (sort column, id), both in the sort's direction; the cursor is bound to its sort. */
-async function cursorPage(
-  em: EntityManager,
-  cursors: CursorCodec,
-  sort: UserSort,
-  cursor: string | null,
-  limit: number,
-): Promise<UserList> {
-  const { property, direction } = sortOrder(sort);
-  const keyset: Keyset<User> = {
-    scope: `users/sort:${sort}`,
-    column: property === 'name' ? 'u.name' : 'u.created_at',
-    idColumn: 'u.id',
-    direction,
-    keyType: property === 'name' ? 'text' : 'time',
-    key: (user) => user[property],
-    id: (user) => user.id,
+async function cursorPage(sql: Sql, cursors: CursorCodec, plan: SortPlan, cursor: string | null, limit: number): Promise<UserList> {
+  const rows =
+    cursor === null
+      ? await sql.rows<UserRow>(plan.first, [limit + 1])
+      : await sql.rows<UserRow>(plan.after, [...positionAfter(plan.keyset, cursors, cursor, 'cursor'), limit + 1]);
+  const { items, hasMore } = pageOf(rows.map(userOf), limit);
+  return {
+    data: items,
+    pagination: { style: 'cursor', nextCursor: hasMore ? cursorOf(plan.keyset, cursors, items.at(-1)!) : null, hasMore },
   };
-  const qb = em
-    .createQueryBuilder(User, 'u')
-    .select('*')
-    .orderBy({ [property]: direction, id: direction })
-    .limit(limit + 1);
-  if (cursor !== null) seekAfter(qb, keyset, cursors, cursor, 'cursor');
-  const { items, hasMore } = pageOf(await qb.getResultList(), limit);
-  return { data: items, pagination: { style: 'cursor', nextCursor: hasMore ? cursorOf(keyset, cursors, items.at(-1)!) : null, hasMore } };
 }

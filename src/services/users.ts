@@ -1,15 +1,24 @@
-// Users: the domain rules for reading and changing them.
+// Users: the domain rules for reading and changing them. Reads are plain SQL returning records;
+// changes go through the unit of work.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
+import { USER_COLUMNS, userOf, type UserRecord, type UserRow } from '../db/records.ts';
+import { statement, type Sql } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
-import { cursorOf, pageOf, seekAfter, type Keyset } from '../pagination/keyset.ts';
+import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { PAGE_SIZE } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
+/** One item of a page; its cursor is made only when someone reads it. */
+export interface Edge<T> {
+  node: T;
+  readonly cursor: string;
+}
+
 export interface Page<T> {
-  items: { node: T; cursor: string }[];
+  items: Edge<T>[];
   hasNextPage: boolean;
 }
 
@@ -19,42 +28,58 @@ export interface UserFields {
 }
 
 /** The connection's order: creation time, then id. */
-const BY_CREATION: Keyset<User> = {
+const BY_CREATION: Keyset<UserRecord> = {
   scope: 'users/created',
-  column: 'u.created_at',
-  idColumn: 'u.id',
-  direction: 'asc',
   keyType: 'time',
   key: (user) => user.createdAt,
   id: (user) => user.id,
 };
 
+/** Edges whose cursors are computed on first read: a query that selects none pays for none. */
+export function edgesOf<T>(items: readonly T[], keyset: Keyset<T>, cursors: CursorCodec): Edge<T>[] {
+  return items.map((node) => {
+    let cursor: string | undefined;
+    return {
+      node,
+      get cursor() {
+        return (cursor ??= cursorOf(keyset, cursors, node));
+      },
+    };
+  });
+}
+
+const FIRST_USERS = statement('users_first', `select ${USER_COLUMNS} from users order by created_at, id limit $1`);
+const USERS_AFTER = statement(
+  'users_after',
+  `select ${USER_COLUMNS} from users where (created_at, id) > ($1, $2) order by created_at, id limit $3`,
+);
+const USER_BY_ID = statement('user_by_id', `select ${USER_COLUMNS} from users where id = $1`);
+const USERS_BY_IDS = statement('users_by_ids', `select ${USER_COLUMNS} from users where id = any($1::text[])`);
+
 /** Users in creation order, a page at a time, with a keyset on the unique tuple (created_at, id). */
 export async function listUsers(
-  em: EntityManager,
+  sql: Sql,
   cursors: CursorCodec,
   args: { first?: number | null; after?: string | null },
-): Promise<Page<User>> {
+): Promise<Page<UserRecord>> {
   const check = new InputCheck();
   const first = check.pageSize('first', args.first, PAGE_SIZE);
   check.done();
-
-  const qb = em
-    .createQueryBuilder(User, 'u')
-    .select('*')
-    .orderBy({ createdAt: 'asc', id: 'asc' })
-    .limit(first! + 1);
-  if (args.after != null) seekAfter(qb, BY_CREATION, cursors, args.after, 'after');
-  const { items, hasMore } = pageOf(await qb.getResultList(), first!);
-  return { items: items.map((user) => ({ node: user, cursor: cursorOf(BY_CREATION, cursors, user) })), hasNextPage: hasMore };
+  const rows =
+    args.after == null
+      ? await sql.rows<UserRow>(FIRST_USERS, [first! + 1])
+      : await sql.rows<UserRow>(USERS_AFTER, [...positionAfter(BY_CREATION, cursors, args.after, 'after'), first! + 1]);
+  const { items, hasMore } = pageOf(rows.map(userOf), first!);
+  return { items: edgesOf(items, BY_CREATION, cursors), hasNextPage: hasMore };
 }
 
-export async function findUser(em: EntityManager, id: string): Promise<User | null> {
-  return em.findOne(User, { id: requireId('user', 'id', id) });
+export async function findUser(sql: Sql, id: string): Promise<UserRecord | null> {
+  const [row] = await sql.rows<UserRow>(USER_BY_ID, [requireId('user', 'id', id)]);
+  return row ? userOf(row) : null;
 }
 
-export async function findUsersByIds(em: EntityManager, ids: readonly string[]): Promise<User[]> {
-  return em.find(User, { id: { $in: [...ids] } });
+export async function findUsersByIds(sql: Sql, ids: readonly string[]): Promise<UserRecord[]> {
+  return (await sql.rows<UserRow>(USERS_BY_IDS, [ids])).map(userOf);
 }
 
 async function mustFind(em: EntityManager, id: string): Promise<User> {
@@ -74,7 +99,7 @@ async function flushUnique(em: EntityManager, email: string): Promise<void> {
   }
 }
 
-export async function createUser(em: EntityManager, input: UserFields): Promise<User> {
+export async function createUser(em: EntityManager, input: UserFields): Promise<UserRecord> {
   const check = new InputCheck();
   const name = check.name('name', input.name);
   const email = check.email('email', input.email);
@@ -85,7 +110,7 @@ export async function createUser(em: EntityManager, input: UserFields): Promise<
 }
 
 /** PUT semantics: every writable field is given and replaces the stored one. */
-export async function replaceUser(em: EntityManager, id: string, input: UserFields): Promise<User> {
+export async function replaceUser(em: EntityManager, id: string, input: UserFields): Promise<UserRecord> {
   const check = new InputCheck();
   check.id('user', 'id', id);
   const name = check.name('name', input.name);
@@ -98,7 +123,11 @@ export async function replaceUser(em: EntityManager, id: string, input: UserFiel
 }
 
 /** PATCH semantics: absent fields keep their value; null is refused because no field is nullable. */
-export async function updateUser(em: EntityManager, id: string, input: { name?: string | null; email?: string | null }): Promise<User> {
+export async function updateUser(
+  em: EntityManager,
+  id: string,
+  input: { name?: string | null; email?: string | null },
+): Promise<UserRecord> {
   const check = new InputCheck();
   check.id('user', 'id', id);
   const changes: Partial<UserFields> = {};

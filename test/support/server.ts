@@ -5,6 +5,7 @@ import { DatabaseAvailability } from '../../src/db/availability.ts';
 import { probeDatabase } from '../../src/db/connections.ts';
 import { databaseBounds } from '../../src/db/database.ts';
 import { openOrm, type MikroORM } from '../../src/db/orm.ts';
+import { sqlOf } from '../../src/db/sql.ts';
 import { CursorCodec } from '../../src/pagination/cursor.ts';
 import { createApp } from '../../src/server.ts';
 import { createLogger } from '../../src/log.ts';
@@ -114,6 +115,7 @@ export async function startTestServer(
     config,
     logger,
     orm,
+    sql: await sqlOf(orm, (text) => statements.push(text)),
     database: availability,
     cursors: new CursorCodec(TEST_CURSOR_SECRET),
     apiKeys,

@@ -16,6 +16,6 @@ builder.queryField('orderList', (t) =>
     type: OrderListRef,
     description: `A user's orders, newest first, a page at a time. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. NOT_FOUND if the user does not exist.`,
     args: { userId: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
-    resolve: (_root, args, ctx) => pageOrdersOfUser(ctx.em, ctx.cursors, { ...args, userId: String(args.userId) }),
+    resolve: (_root, args, ctx) => pageOrdersOfUser(ctx.sql, ctx.cursors, { ...args, userId: String(args.userId) }),
   }),
 );

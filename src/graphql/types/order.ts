@@ -1,4 +1,5 @@
-import { ORDER_STATUSES, type Order } from '../../db/entities/index.ts';
+import { ORDER_STATUSES } from '../../db/entities/index.ts';
+import type { OrderRecord } from '../../db/records.ts';
 import { NotFoundError } from '../../errors.ts';
 import { ORDERS_BY_USER_MAX, PAGE_SIZE } from '../../services/limits.ts';
 import { createOrder, findOrder, listOrdersOfUser } from '../../services/orders.ts';
@@ -9,20 +10,20 @@ import { UserRef } from './user.ts';
 
 const STATUSES = ORDER_STATUSES.map((status) => `\`${status}\``).join(', ');
 
-export const OrderRef = builder.objectRef<Order>('Order').implement({
+export const OrderRef = builder.objectRef<OrderRecord>('Order').implement({
   description: 'An order placed by a user.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Opaque, prefixed `ord_`; sorts in creation order.' }),
     total: t.exposeInt('total', { description: 'Amount in minor currency units (e.g. cents), 0 or more.' }),
     status: t.exposeString('status', { description: `One of ${STATUSES}.` }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    userId: t.id({ description: 'Id of the user who placed the order.', resolve: (order) => order.user.id }),
+    userId: t.exposeID('userId', { description: 'Id of the user who placed the order.' }),
     user: t.field({
       authScopes: { scope: 'users:read' },
       type: UserRef,
       resolve: async (order, _args, ctx) => {
-        const user = await ctx.loaders.userById.load(order.user.id);
-        if (!user) throw new NotFoundError(`No user has the id ${order.user.id}.`);
+        const user = await ctx.loaders.userById.load(order.userId);
+        if (!user) throw new NotFoundError(`No user has the id ${order.userId}.`);
         return user;
       },
     }),
@@ -52,10 +53,10 @@ builder.queryField('order', (t) =>
     description: "The order with this id, or null if there is none (or it is another user's).",
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, ctx) => {
-      const order = await findOrder(ctx.em, String(args.id));
-      if (!order || actsFor(ctx, order.user.id)) return order;
+      const order = await findOrder(ctx.sql, String(args.id));
+      if (!order || actsFor(ctx, order.userId)) return order;
       // Without a user token the action needs one; with another user's token, the order stays unseen.
-      if (ctx.auth.userId === undefined) throw actingDenied(ctx, order.user.id);
+      if (ctx.auth.userId === undefined) throw actingDenied(ctx, order.userId);
       return null;
     },
   }),
@@ -67,7 +68,7 @@ builder.queryField('orders', (t) =>
     type: [OrderRef],
     description: `The newest ${ORDERS_BY_USER_MAX} orders of a user, newest first. NOT_FOUND if the user does not exist.`,
     args: { userId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => listOrdersOfUser(ctx.em, String(args.userId)),
+    resolve: (_root, args, ctx) => listOrdersOfUser(ctx.sql, String(args.userId)),
   }),
 );
 

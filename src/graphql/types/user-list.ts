@@ -59,6 +59,6 @@ builder.queryField('userList', (t) =>
       sort: t.arg.string(),
     },
     resolve: (_root, args, ctx) =>
-      listUserCollection(ctx.em, ctx.cursors, { ...args, afterId: args.afterId == null ? args.afterId : String(args.afterId) }),
+      listUserCollection(ctx.sql, ctx.cursors, { ...args, afterId: args.afterId == null ? args.afterId : String(args.afterId) }),
   }),
 );

@@ -1,9 +1,9 @@
-import type { User } from '../../db/entities/index.ts';
+import type { UserRecord } from '../../db/records.ts';
 import { createUser, deleteUser, findUser, listUsers, replaceUser, updateUser } from '../../services/users.ts';
 import { PAGE_SIZE } from '../../services/limits.ts';
 import { builder } from '../builder.ts';
 
-export const UserRef = builder.objectRef<User>('User').implement({
+export const UserRef = builder.objectRef<UserRecord>('User').implement({
   description: 'Someone who places orders.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Opaque, prefixed `usr_`; sorts in creation order.' }),
@@ -23,7 +23,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'The user with this id, or null if there is none.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => findUser(ctx.em, String(args.id)),
+    resolve: (_root, args, ctx) => findUser(ctx.sql, String(args.id)),
   }),
   users: t.field({
     authScopes: { scope: 'users:read' },
@@ -31,15 +31,20 @@ builder.queryFields((t) => ({
     description: `Users in creation order. \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. \`after\`: an \`endCursor\` from a previous page.`,
     args: { first: t.arg.int(), after: t.arg.string() },
     resolve: async (_root, args, ctx) => {
-      const page = await listUsers(ctx.em, ctx.cursors, args);
+      const page = await listUsers(ctx.sql, ctx.cursors, args);
       return {
         edges: page.items,
         pageInfo: {
           hasNextPage: page.hasNextPage,
           // Paging is forward-only; the Relay spec lets forward paging report false here.
           hasPreviousPage: false,
-          startCursor: page.items[0]?.cursor ?? null,
-          endCursor: page.items.at(-1)?.cursor ?? null,
+          // Read (and so computed) only when selected.
+          get startCursor() {
+            return page.items[0]?.cursor ?? null;
+          },
+          get endCursor() {
+            return page.items.at(-1)?.cursor ?? null;
+          },
         },
       };
     },

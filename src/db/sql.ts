@@ -1,0 +1,36 @@
+// Reads that need no managed entities go straight to node-postgres, on the ORM's own pool (so its
+// bounds and its failure handling apply): the SQL travels once per connection as a prepared
+// statement and its values as bind parameters, so PostgreSQL plans each statement once, and rows
+// come back as plain objects without the unit of work's bookkeeping. Writes stay with MikroORM.
+import type pg from 'pg';
+import type { MikroORM } from './orm.ts';
+
+/** A statement prepared once per connection under its name; its text uses $1, $2 … placeholders. */
+export interface Statement {
+  readonly name: string;
+  readonly text: string;
+}
+
+export function statement(name: string, text: string): Statement {
+  return { name, text };
+}
+
+export class Sql {
+  readonly #pool: pg.Pool;
+  readonly #onQuery: ((sql: string) => void) | undefined;
+
+  constructor(pool: pg.Pool, onQuery?: (sql: string) => void) {
+    this.#pool = pool;
+    this.#onQuery = onQuery;
+  }
+
+  async rows<T>(query: Statement, values: unknown[]): Promise<T[]> {
+    this.#onQuery?.(query.text);
+    return (await this.#pool.query<T & pg.QueryResultRow>({ name: query.name, text: query.text, values })).rows;
+  }
+}
+
+/** Plain reads on the ORM's pool; `onQuery` sees each statement, as the ORM's own hook does. */
+export async function sqlOf(orm: MikroORM, onQuery?: (sql: string) => void): Promise<Sql> {
+  return new Sql(await orm.driver.getConnection().getNativeClient(), onQuery);
+}
