@@ -24,6 +24,7 @@ import { scrubbedUrl, useApiKeys, type RequestAuth } from './plugins/api-key.ts'
 import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
+import { useBodyLimit } from './plugins/body-limit.ts';
 import { guardHooks } from './plugins/guard.ts';
 import { useGraphQLMediaTypes } from './plugins/media-types.ts';
 import { useUrlLimit } from './plugins/url-limit.ts';
@@ -72,8 +73,8 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    // Refused with 413 before parsing; GraphQL documents are bounded further by the token limit.
-    maxRequestBodySize: MAX_BODY_BYTES,
+    // Bounded by useBodyLimit instead: refused with 413 before parsing; documents are bounded further by the token limit.
+    maxRequestBodySize: false,
     // Callers are backends; a browser app may call only from an origin listed in CORS_ORIGINS. Keys
     // travel in headers, never cookies, so credentials are not allowed.
     cors: (request) => {
@@ -150,6 +151,7 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
         useValidationErrorCodes(),
         useWholeRequestDenials(),
         useGraphQLMediaTypes(),
+        useBodyLimit(MAX_BODY_BYTES),
         useRest({ logger }),
       ],
       { graphqlPath: '/graphql', logger },
@@ -184,11 +186,14 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
       const started = performance.now();
       res.setHeader('x-request-id', requestId);
       // Logged once when the response is sent, or when the client went away before it was.
-      res.once('close', () => {
-        const durationMs = Math.round((performance.now() - started) * 10) / 10;
-        const line = { requestId, method: req.method, url: scrubbedUrl(req.url ?? ''), status: res.statusCode, durationMs };
-        logger.info(res.writableFinished ? line : { ...line, clientClosed: true }, 'request');
-      });
+      // The line is built only when it will be written.
+      if (logger.isLevelEnabled('info')) {
+        res.once('close', () => {
+          const durationMs = Math.round((performance.now() - started) * 10) / 10;
+          const line = { requestId, method: req.method, url: scrubbedUrl(req.url ?? ''), status: res.statusCode, durationMs };
+          logger.info(res.writableFinished ? line : { ...line, clientClosed: true }, 'request');
+        });
+      }
       requestContext.run({ requestId }, () => {
         if (answerProbe(req, res, probes)) return;
         armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, graphqlPath: '/graphql', logger });

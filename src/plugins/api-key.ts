@@ -50,7 +50,7 @@ export function useApiKeys(options: {
   const isTrustedProxy = networkMatcher(options.trustProxy);
   const fromQuery = new WeakSet<object>();
   return {
-    async onRequest({ request, url, serverContext, endResponse, setRequest }) {
+    onRequest({ request, url, serverContext, endResponse, setRequest }) {
       const face: Face = url.pathname === options.graphqlPath ? 'graphql' : 'rest';
       const node = (serverContext as { req?: IncomingMessage }).req;
       const forwarded = node?.headers['x-forwarded-for'];
@@ -89,12 +89,17 @@ export function useApiKeys(options: {
         fromQuery.add(serverContext);
         options.logger.warn({ key: maskKeySecret(secret) }, 'API key sent in the query string; clients should use the x-api-key header');
       }
-      let key: VerifiedKey | undefined;
-      try {
-        key = await options.verifier.verify(secret);
-      } catch (error) {
-        // The key cannot be checked while the database is down: that is the service's problem, not
-        // the client's credentials (503, not 401). Anything else is a bug, for the guard to report.
+      const identified = (key: VerifiedKey | undefined) => {
+        if (!key) return unidentified('The API key is not valid: it is unknown, revoked or expired.');
+        if (!key.allowsAddress(clientIp)) {
+          endResponse(deny(face, request, 403, `This API key may not be used from ${clientIp}.`));
+          return;
+        }
+        (serverContext as { auth?: RequestAuth }).auth = { key, clientIp };
+      };
+      // The key cannot be checked while the database is down: that is the service's problem, not
+      // the client's credentials (503, not 401). Anything else is a bug, for the guard to report.
+      const unverifiable = (error: unknown) => {
         const failure = databaseFailureOf(error);
         if (!failure) throw error;
         endResponse(
@@ -103,14 +108,10 @@ export function useApiKeys(options: {
             detail: 'The API key cannot be checked right now: the database is not answering; try again shortly.',
           }),
         );
-        return;
-      }
-      if (!key) return unidentified('The API key is not valid: it is unknown, revoked or expired.');
-      if (!key.allowsAddress(clientIp)) {
-        endResponse(deny(face, request, 403, `This API key may not be used from ${clientIp}.`));
-        return;
-      }
-      (serverContext as { auth?: RequestAuth }).auth = { key, clientIp };
+      };
+      // A key answered from memory goes on at once, without a promise.
+      const verified = options.verifier.verify(secret);
+      return verified instanceof Promise ? verified.then(identified, unverifiable) : identified(verified);
     },
     onResponse({ serverContext, response }) {
       if (fromQuery.has(serverContext)) response.headers.set('warning', QUERY_KEY_WARNING);

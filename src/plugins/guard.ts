@@ -16,28 +16,31 @@ export function guardHooks<P extends HookedPlugin>(plugins: P[], options: { grap
     else options.logger.error({ err: error, hook }, 'unexpected error while handling a request');
     return refuse(faceOf(request), request, { kind: 'internal', detail: INTERNAL_DETAIL });
   };
+  // Hooks stay synchronous when they are: wrapping every one in an async function would cost a
+  // promise per hook per request.
+  const guarded = <A extends { request: Request }>(
+    hook: (payload: A) => unknown,
+    plugin: object,
+    name: string,
+    answer: (payload: A, response: Response) => void,
+  ) =>
+    function (payload: A) {
+      try {
+        const result = hook.call(plugin, payload);
+        return result instanceof Promise
+          ? result.catch((error: unknown) => answer(payload, internal(payload.request, error, name)))
+          : result;
+      } catch (error) {
+        answer(payload, internal(payload.request, error, name));
+        return undefined;
+      }
+    };
   return plugins.map((plugin): P => {
     const { onRequest, onResponse } = plugin;
     return {
       ...plugin,
-      ...(onRequest && {
-        async onRequest(payload) {
-          try {
-            await onRequest.call(plugin, payload);
-          } catch (error) {
-            payload.endResponse(internal(payload.request, error, 'onRequest'));
-          }
-        },
-      }),
-      ...(onResponse && {
-        async onResponse(payload) {
-          try {
-            await onResponse.call(plugin, payload);
-          } catch (error) {
-            payload.setResponse(internal(payload.request, error, 'onResponse'));
-          }
-        },
-      }),
+      ...(onRequest && { onRequest: guarded(onRequest, plugin, 'onRequest', (payload, response) => payload.endResponse(response)) }),
+      ...(onResponse && { onResponse: guarded(onResponse, plugin, 'onResponse', (payload, response) => payload.setResponse(response)) }),
     };
   });
 }

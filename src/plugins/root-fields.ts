@@ -15,7 +15,18 @@ export interface RootFields {
   fields: FieldNode[];
 }
 
+/** Documents are cached by yoga, so the same object comes back for the same text: walk each once. */
+const walked = new WeakMap<DocumentNode, Map<string, RootFields | undefined>>();
+
 export function rootFields(document: DocumentNode, operationName: string | null | undefined): RootFields | undefined {
+  let byName = walked.get(document);
+  if (!byName) walked.set(document, (byName = new Map()));
+  const name = operationName ?? '';
+  if (!byName.has(name)) byName.set(name, walk(document, operationName));
+  return byName.get(name);
+}
+
+function walk(document: DocumentNode, operationName: string | null | undefined): RootFields | undefined {
   const operation = getOperationAST(document, operationName);
   if (!operation) return undefined;
   const fragments = new Map<string, FragmentDefinitionNode>();

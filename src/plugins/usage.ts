@@ -3,7 +3,20 @@
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from '../graphql/context.ts';
 import type { UsageRecorder } from '../services/api-key-usage.ts';
-import { rootFields } from './root-fields.ts';
+import { rootFields, type RootFields } from './root-fields.ts';
+
+/** What an operation is counted as: its distinct root fields, sorted (`Query.user+Query.users`). */
+const labels = new WeakMap<RootFields, string>();
+
+function labelOf(run: RootFields): string {
+  let label = labels.get(run);
+  if (label === undefined) {
+    const root = run.operation.operation === 'mutation' ? 'Mutation' : 'Query';
+    label = [...new Set(run.fields.map((field) => `${root}.${field.name.value}`))].sort().join('+') || root;
+    labels.set(run, label);
+  }
+  return label;
+}
 
 export function useUsageCounting(recorder: UsageRecorder): Plugin<GraphQLContext> {
   return {
@@ -11,9 +24,7 @@ export function useUsageCounting(recorder: UsageRecorder): Plugin<GraphQLContext
       const run = rootFields(args.document, args.operationName);
       const auth = (args.contextValue as Partial<GraphQLContext>).auth;
       if (!run || !auth) return;
-      const root = run.operation.operation === 'mutation' ? 'Mutation' : 'Query';
-      const fields = run.fields.map((field) => `${root}.${field.name.value}`);
-      recorder.record(auth.key.id, [...new Set(fields)].sort().join('+') || root, auth.clientIp);
+      recorder.record(auth.key.id, labelOf(run), auth.clientIp);
     },
   };
 }

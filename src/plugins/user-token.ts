@@ -6,28 +6,32 @@ import { UnauthenticatedError } from '../errors.ts';
 import { BEARER_CHALLENGE } from '../graphql/acts-for.ts';
 import type { UserTokenVerifier } from '../services/user-tokens.ts';
 import type { RequestAuth } from './api-key.ts';
-import { deny } from './deny.ts';
+import { deny, type Face } from './deny.ts';
 
 export function useUserTokens(options: { verify: UserTokenVerifier; graphqlPath: string }): Plugin {
+  async function verifyToken(auth: RequestAuth, header: string, face: Face, request: Request, endResponse: (response: Response) => void) {
+    const match = /^Bearer ([A-Za-z0-9_.~+/=-]+)$/i.exec(header.trim());
+    if (!match) {
+      endResponse(
+        deny(face, request, 401, 'The Authorization header must be "Bearer <token>".', `${BEARER_CHALLENGE}, error="invalid_request"`),
+      );
+      return;
+    }
+    try {
+      auth.userId = (await options.verify(match[1]!)).userId;
+    } catch (error) {
+      if (!(error instanceof UnauthenticatedError)) throw error;
+      endResponse(deny(face, request, 401, error.message, `${BEARER_CHALLENGE}, error="invalid_token"`));
+    }
+  }
+
   return {
-    async onRequest({ request, url, serverContext, endResponse }) {
+    onRequest({ request, url, serverContext, endResponse }) {
       const auth = (serverContext as { auth?: RequestAuth }).auth;
       const header = request.headers.get('authorization');
+      // Most requests carry no token; they go on without a promise.
       if (!auth || header === null) return;
-      const face = url.pathname === options.graphqlPath ? 'graphql' : 'rest';
-      const match = /^Bearer ([A-Za-z0-9_.~+/=-]+)$/i.exec(header.trim());
-      if (!match) {
-        endResponse(
-          deny(face, request, 401, 'The Authorization header must be "Bearer <token>".', `${BEARER_CHALLENGE}, error="invalid_request"`),
-        );
-        return;
-      }
-      try {
-        auth.userId = (await options.verify(match[1]!)).userId;
-      } catch (error) {
-        if (!(error instanceof UnauthenticatedError)) throw error;
-        endResponse(deny(face, request, 401, error.message, `${BEARER_CHALLENGE}, error="invalid_token"`));
-      }
+      return verifyToken(auth, header, url.pathname === options.graphqlPath ? 'graphql' : 'rest', request, endResponse);
     },
   };
 }

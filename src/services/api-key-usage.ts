@@ -11,7 +11,10 @@ export class UsageRecorder {
   readonly #em: () => EntityManager;
   readonly #logger: Logger;
   #counts = new Map<string, number>();
-  #lastUsed = new Map<string, { at: Date; ip: string }>();
+  #lastUsed = new Map<string, { at: number; ip: string }>();
+  /** The UTC day being counted, and when it ends: a date is formatted once a day, not per request. */
+  #day = '';
+  #dayEndsAt = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(em: () => EntityManager, logger: Logger, flushEveryMs: number) {
@@ -32,10 +35,18 @@ export class UsageRecorder {
     }
   }
 
-  record(keyId: string, operation: string, ip: string, at = new Date()): void {
-    const entry = `${keyId}\t${at.toISOString().slice(0, 10)}\t${operation}`;
+  record(keyId: string, operation: string, ip: string, at = Date.now()): void {
+    if (at >= this.#dayEndsAt || at < this.#dayEndsAt - 86_400_000) {
+      this.#day = new Date(at).toISOString().slice(0, 10);
+      this.#dayEndsAt = Date.parse(this.#day) + 86_400_000;
+    }
+    const entry = `${keyId}\t${this.#day}\t${operation}`;
     this.#counts.set(entry, (this.#counts.get(entry) ?? 0) + 1);
-    this.#lastUsed.set(keyId, { at, ip });
+    const last = this.#lastUsed.get(keyId);
+    if (last) {
+      last.at = at;
+      last.ip = ip;
+    } else this.#lastUsed.set(keyId, { at, ip });
   }
 
   /** Writes what was counted since the last flush; counts survive a failed write for the next try. */
@@ -61,7 +72,7 @@ export class UsageRecorder {
           `update api_keys k set last_used_at = u.at::timestamptz, last_used_ip = u.ip
            from jsonb_to_recordset(?::jsonb) as u(id text, at text, ip text)
            where k.id = u.id and (k.last_used_at is null or k.last_used_at < u.at::timestamptz)`,
-          [JSON.stringify([...lastUsed].map(([id, used]) => ({ id, at: used.at.toISOString(), ip: used.ip })))],
+          [JSON.stringify([...lastUsed].map(([id, used]) => ({ id, at: new Date(used.at).toISOString(), ip: used.ip })))],
         );
       });
     } catch (error) {

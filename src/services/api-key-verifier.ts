@@ -6,6 +6,7 @@
 // database every cache period in case a notification was lost. Rows of real keys are cached by
 // prefix for the cache period; invalid keys never enter the cache, so they cannot evict valid ones,
 // and a wrong secret for a known prefix is refused from the cached hash.
+import { timingSafeEqual } from 'node:crypto';
 import { ApiKey } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { networkMatcher } from '../net/cidr.ts';
@@ -35,6 +36,8 @@ interface CachedRow {
   secretHash: string;
   /** Undefined for a revoked key: its prefix exists, nothing verifies against it. */
   key: VerifiedKey | undefined;
+  /** The secret once it has verified against the hash. */
+  verifiedSecret?: Buffer;
   until: number;
 }
 
@@ -69,20 +72,34 @@ export class ApiKeyVerifier {
     clearInterval(this.#timer);
   }
 
-  async verify(secret: string, now = Date.now()): Promise<VerifiedKey | undefined> {
+  /**
+   * The key `secret` is, if it is a valid one. Answered at once (no promise) from memory when it
+   * can be: an unknown prefix, or a key whose row is cached.
+   */
+  verify(secret: string, now = Date.now()): VerifiedKey | undefined | Promise<VerifiedKey | undefined> {
     const prefix = prefixOf(secret);
     if (!prefix || (this.#prefixes && !this.#prefixes.has(prefix))) return undefined;
-    let row = this.#rows.get(prefix);
+    const row = this.#rows.get(prefix);
     if (row && row.until > now) {
       // Most recently used last, so eviction takes the least recently used.
       this.#rows.delete(prefix);
       this.#rows.set(prefix, row);
-    } else {
-      row = await this.#load(prefix, now);
-      if (!row) return undefined;
+      return this.#check(row, secret, now);
     }
-    const key = row.key && keySecretMatches(secret, row.secretHash, this.#pepper) ? row.key : undefined;
-    return key && (key.expiresAt === null || key.expiresAt.getTime() > now) ? key : undefined;
+    return this.#load(prefix, now).then((loaded) => (loaded ? this.#check(loaded, secret, now) : undefined));
+  }
+
+  #check(row: CachedRow, secret: string, now: number): VerifiedKey | undefined {
+    if (!row.key) return undefined;
+    // A secret that verified once is compared as it is (constant time), sparing the HMAC on every request.
+    const presented = Buffer.from(secret);
+    const known =
+      row.verifiedSecret !== undefined && row.verifiedSecret.length === presented.length && timingSafeEqual(row.verifiedSecret, presented);
+    if (!known) {
+      if (!keySecretMatches(secret, row.secretHash, this.#pepper)) return undefined;
+      row.verifiedSecret = presented;
+    }
+    return row.key.expiresAt === null || row.key.expiresAt.getTime() > now ? row.key : undefined;
   }
 
   /**
