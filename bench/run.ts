@@ -313,6 +313,12 @@ try {
     DATA_DIR: dataDir,
     API_KEY_PEPPER: pepper,
     DATABASE_POOL_MAX: String(POOL),
+    // Every server runs as in production (graphql-js, among others, checks less in that mode).
+    NODE_ENV: 'production',
+    CURSOR_SECRET: randomBytes(32).toString('hex'),
+    JWT_SECRET: randomBytes(32).toString('hex'),
+    JWT_ISSUER: 'portico-bench',
+    JWT_AUDIENCE: 'portico',
     // Request logging is off, as PostGraphile's query log is.
     LOG_LEVEL: 'warn',
     // The flood must reach key verification, not stop at the per-address limit.
@@ -409,7 +415,7 @@ try {
       `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.versions.node},`,
       `embedded PostgreSQL; ${USERS.toLocaleString('en')} users with ${ORDERS_PER_USER} orders each (seeded in ${seedSeconds.toFixed(1)} s). Every server has a pool of ${POOL}`,
       `connections; each run sends ${REQUESTS} requests, ${CONCURRENCY} at a time, over keep-alive connections; ${ROUNDS} rounds, each running every`,
-      'scenario on every server in turn, after a warm-up. ' +
+      'scenario on every server in turn, after a warm-up. Every server runs with `NODE_ENV=production`. ' +
         (CAN_PIN
           ? 'The servers and PostgreSQL share core 0; the load generator has core 1 (taskset).'
           : 'taskset is not available here, so servers, PostgreSQL and the load generator share every core.'),

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { createYoga, useExecutionCancellation } from 'graphql-yoga';
+import { createYoga } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import type { DatabaseAvailability } from './db/availability.ts';
 import type { EntityManager, MikroORM } from './db/orm.ts';
@@ -25,6 +25,7 @@ import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
+import { useExecutionDeadline } from './plugins/execution-deadline.ts';
 import { guardHooks } from './plugins/guard.ts';
 import { useGraphQLMediaTypes } from './plugins/media-types.ts';
 import { useUrlLimit } from './plugins/url-limit.ts';
@@ -69,7 +70,7 @@ const READINESS_CHECK_MS = 1500;
 export function createApp({ config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits }: AppDependencies): App {
   let draining = false;
 
-  const yoga = createYoga<{ auth?: RequestAuth; rateLimit?: RateLimitTicket }, GraphQLContext>({
+  const yoga = createYoga<{ auth?: RequestAuth; rateLimit?: RateLimitTicket; deadline?: AbortSignal }, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -106,27 +107,21 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
         else logger[level]({ err: error }, 'request error');
       },
     },
-    context: ({ auth, rateLimit }) => {
+    context: (initial) => {
+      const { auth, rateLimit } = initial;
       // The API key plugin has run for every request that reaches execution.
       if (!auth) throw new Error('request reached execution without verified credentials');
+      // Forked on first use: reads, the most of requests, need no unit of work. Defined on the
+      // context itself, since the returned extension is copied (which would read a getter).
       let em: EntityManager | undefined;
-      return {
-        sql,
-        // Forked on first use: reads, the most of requests, need no unit of work.
-        get em() {
-          return (em ??= orm.em.fork());
-        },
-        cursors,
-        loaders: createLoaders(sql),
-        auth,
-        rateLimit,
-      };
+      Object.defineProperty(initial, 'em', { get: () => (em ??= orm.em.fork()), enumerable: false, configurable: true });
+      return { sql, cursors, loaders: createLoaders(sql), auth, rateLimit } as Omit<GraphQLContext, 'em'> as GraphQLContext;
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: guardHooks(
       [
-        // A request past its deadline (deadline.ts) stops running resolvers.
-        useExecutionCancellation(),
+        // A request past its deadline (http/deadline.ts) stops running resolvers.
+        useExecutionDeadline(),
         useUrlLimit('/graphql'),
         useGraphiQLAssets(),
         useOpenApiDocument(VERSION),
@@ -196,8 +191,8 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
       }
       requestContext.run({ requestId }, () => {
         if (answerProbe(req, res, probes)) return;
-        armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, graphqlPath: '/graphql', logger });
-        void yoga(req, res);
+        const deadline = armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, graphqlPath: '/graphql', logger });
+        void yoga(req, res, { deadline });
       });
     },
   );

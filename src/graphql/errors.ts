@@ -43,6 +43,10 @@ function isGraphQLOwnError(error: unknown): error is GraphQLError {
  * where connections fail (db/availability.ts), not once per request; anything else is a bug.
  */
 export function logLevelOf(error: unknown): 'debug' | 'warn' | 'error' {
+  // Execution the deadline or a departed client cut short: answered (or unheard) already.
+  if ((error as Error | undefined)?.name === 'AbortError' || (error as GraphQLError | undefined)?.originalError?.name === 'AbortError') {
+    return 'debug';
+  }
   const domain = domainErrorOf(error);
   if (domain instanceof TimeoutError) return 'warn';
   return domain !== undefined || isGraphQLOwnError(error) ? 'debug' : 'error';

@@ -1,8 +1,8 @@
 // The overall deadline of a request, from the moment its headers arrived to its response: past it the
 // client gets 503 (Problem Details `…/timeout`, or GraphQL TIMEOUT) at once, however the work is
-// going. Answering closes the response, which aborts the request's signal, so GraphQL execution
-// starts no further resolver; a statement already running ends by DB_STATEMENT_TIMEOUT_MS at the
-// latest, and the pool gets its connection back then.
+// going. The returned signal aborts then, or when the client goes away first, so GraphQL execution
+// starts no further resolver (see plugins/execution-deadline.ts); a statement already running ends
+// by DB_STATEMENT_TIMEOUT_MS at the latest, and the pool gets its connection back then.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
 import { refusalParts, type Face } from '../plugins/deny.ts';
@@ -11,7 +11,9 @@ export function armDeadline(
   req: IncomingMessage,
   res: ServerResponse,
   options: { timeoutMs: number; graphqlPath: string; logger: Logger },
-): void {
+): AbortSignal {
+  // A plain AbortController: execution checks it before every field, so it must be cheap to ask.
+  const stop = new AbortController();
   const timer = setTimeout(() => {
     if (res.headersSent || res.writableEnded) return;
     const path = (req.url ?? '/').split('?')[0]!;
@@ -23,6 +25,12 @@ export function armDeadline(
       detail: `The request took longer than the ${seconds} this service allows and was stopped; try again, or ask for less at once.`,
     });
     res.writeHead(answer.status, answer.headers).end(answer.body);
+    stop.abort();
   }, options.timeoutMs);
-  res.once('close', () => clearTimeout(timer));
+  res.once('close', () => {
+    clearTimeout(timer);
+    // Aborting creates an error; only work that is cut short needs one.
+    if (!res.writableFinished) stop.abort();
+  });
+  return stop.signal;
 }

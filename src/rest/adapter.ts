@@ -64,8 +64,14 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
     errorHandler: (errors) => {
       // Errors thrown by plugins at execution start (rate and cost limits) reach SOFA unmasked.
       const body = problemFromGraphQLErrors(errors.map((error) => (error instanceof GraphQLError ? error : maskError(error))));
-      // Errors masked by yoga were logged there; anything else failed inside SOFA itself.
-      if (body.status === 500 && !errors.every((e) => (e as { extensions?: { code?: string } }).extensions?.code === 'INTERNAL')) {
+      // Errors masked by yoga were logged there; execution cut short by the deadline or a departed
+      // client is no failure; anything else failed inside SOFA itself.
+      const cutShort = errors.some((e) => (e as Error).name === 'AbortError');
+      if (
+        body.status === 500 &&
+        !cutShort &&
+        !errors.every((e) => (e as { extensions?: { code?: string } }).extensions?.code === 'INTERNAL')
+      ) {
         logger.error({ err: errors[0] }, 'unexpected error in a REST route');
       }
       // fets types its own Response; the adapter reads this one back as a plain Fetch Response.
