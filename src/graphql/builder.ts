@@ -2,6 +2,7 @@
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import type { Instant } from '../db/records.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Scope } from '../services/api-keys.ts';
 import { actingDenied, actsFor, hasScope } from './acts-for.ts';
@@ -16,7 +17,7 @@ function failedScopes(failure: unknown): { scope: string; parameter: unknown }[]
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
-  Scalars: { DateTime: { Input: Date; Output: Date } };
+  Scalars: { DateTime: { Input: Date; Output: Instant } };
   // Non-null unless a field says otherwise: the schema promises what resolvers always return.
   DefaultFieldNullability: false;
   // Connections never hold null edges or nodes: clients need not null-check every element.

@@ -1,6 +1,7 @@
 // Keyset paging over a unique tuple (sort key, id): a page asks for the rows after the last one seen,
 // compared as a tuple in the sort's direction, and fetches one row more than it returns to learn
 // whether another page follows. Cursors carry the last row's position, signed by the cursor codec.
+import { epochMs, type Instant } from '../db/records.ts';
 import { ValidationError } from '../errors.ts';
 import type { CursorCodec } from './cursor.ts';
 
@@ -9,7 +10,7 @@ export interface Keyset<T> {
   scope: string;
   /** Times travel as epoch milliseconds, texts as they are. */
   keyType: 'time' | 'text';
-  key(row: T): Date | string;
+  key(row: T): Instant | string;
   id(row: T): string;
 }
 
@@ -23,7 +24,7 @@ export function positionAfter<T>(keyset: Keyset<T>, cursors: CursorCodec, cursor
 
 export function cursorOf<T>(keyset: Keyset<T>, cursors: CursorCodec, row: T): string {
   const key = keyset.key(row);
-  return cursors.encode(keyset.scope, [key instanceof Date ? key.getTime() : key, keyset.id(row)]);
+  return cursors.encode(keyset.scope, [typeof key === 'string' ? key : epochMs(key), keyset.id(row)]);
 }
 
 /** Splits the `limit + 1` rows a query returned into the page and whether more follow. */

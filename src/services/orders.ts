@@ -3,7 +3,7 @@
 import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import { Order, User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { ORDER_COLUMNS, orderOf, type OrderRecord, type OrderRow } from '../db/records.ts';
+import { ORDER_COLUMNS, type OrderRecord } from '../db/records.ts';
 import { statement, type Sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
@@ -64,15 +64,15 @@ async function mustExist(sql: Sql, userId: string): Promise<void> {
 /** The newest orders of one user; NOT_FOUND when the user does not exist (an empty list means "no orders"). */
 export async function listOrdersOfUser(sql: Sql, userId: string): Promise<OrderRecord[]> {
   requireId('user', 'userId', userId);
-  const orders = (await sql.rows<OrderRow>(ORDERS_OF_USER, [userId, ORDERS_BY_USER_MAX])).map(orderOf);
+  const orders = await sql.rows<OrderRecord>(ORDERS_OF_USER, [userId, ORDERS_BY_USER_MAX]);
   // Only an empty list leaves open whether the user exists; ask then, and only then.
   if (orders.length === 0) await mustExist(sql, userId);
   return orders;
 }
 
 export async function findOrder(sql: Sql, id: string): Promise<OrderRecord | null> {
-  const [row] = await sql.rows<OrderRow>(ORDER_BY_ID, [requireId('order', 'id', id)]);
-  return row ? orderOf(row) : null;
+  const [row] = await sql.rows<OrderRecord>(ORDER_BY_ID, [requireId('order', 'id', id)]);
+  return row ?? null;
 }
 
 export interface OrderPage {
@@ -101,17 +101,21 @@ export async function pageOrdersOfUser(
   };
   const rows =
     args.cursor == null
-      ? await sql.rows<OrderRow>(ORDERS_OF_USER, [userId, limit! + 1])
-      : await sql.rows<OrderRow>(ORDERS_OF_USER_AFTER, [userId, ...positionAfter(newestFirst, cursors, args.cursor, 'cursor'), limit! + 1]);
+      ? await sql.rows<OrderRecord>(ORDERS_OF_USER, [userId, limit! + 1])
+      : await sql.rows<OrderRecord>(ORDERS_OF_USER_AFTER, [
+          userId,
+          ...positionAfter(newestFirst, cursors, args.cursor, 'cursor'),
+          limit! + 1,
+        ]);
   if (rows.length === 0) await mustExist(sql, userId!);
-  const { items, hasMore } = pageOf(rows.map(orderOf), limit!);
+  const { items, hasMore } = pageOf(rows, limit!);
   return { items, nextCursor: hasMore ? cursorOf(newestFirst, cursors, items.at(-1)!) : null };
 }
 
 /** The newest `limit` orders of each user, by user id (every id present, with [] for none). */
 export async function latestOrdersOfUsers(sql: Sql, userIds: readonly string[], limit: number): Promise<Map<string, OrderRecord[]>> {
-  const rows = await sql.rows<OrderRow>(LATEST_ORDERS_OF_USERS, [userIds, limit]);
+  const rows = await sql.rows<OrderRecord>(LATEST_ORDERS_OF_USERS, [userIds, limit]);
   const byUser = new Map<string, OrderRecord[]>(userIds.map((id) => [id, []]));
-  for (const row of rows) byUser.get(row.user_id)?.push(orderOf(row));
+  for (const order of rows) byUser.get(order.userId)?.push(order);
   return byUser;
 }

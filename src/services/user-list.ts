@@ -1,6 +1,6 @@
 // Users listed in the three paging styles the REST collection offers (the Relay connection lives in
 // users.ts): numbered pages, keyset after an id, and cursors over a chosen sort.
-import { USER_COLUMNS, userOf, type UserRecord, type UserRow } from '../db/records.ts';
+import { USER_COLUMNS, type UserRecord } from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
@@ -86,16 +86,16 @@ export async function listUserCollection(sql: Sql, cursors: CursorCodec, args: U
 async function offsetPage(sql: Sql, plan: SortPlan, page: number, limit: number): Promise<UserList> {
   // The page and the total, side by side on two connections.
   const [rows, [count]] = await Promise.all([
-    sql.rows<UserRow>(plan.page, [limit, (page - 1) * limit]),
+    sql.rows<UserRecord>(plan.page, [limit, (page - 1) * limit]),
     sql.rows<{ total: number }>(COUNT, []),
   ]);
   const total = count!.total;
-  return { data: rows.map(userOf), pagination: { style: 'offset', page, limit, total, totalPages: Math.ceil(total / limit) } };
+  return { data: rows, pagination: { style: 'offset', page, limit, total, totalPages: Math.ceil(total / limit) } };
 }
 
 /** Keyset on the id alone; ids sort in creation order. `nextCursor` is the id to pass as the next `after_id`. */
 async function afterIdPage(sql: Sql, afterId: string, limit: number): Promise<UserList> {
-  const { items, hasMore } = pageOf((await sql.rows<UserRow>(AFTER_ID, [afterId, limit + 1])).map(userOf), limit);
+  const { items, hasMore } = pageOf(await sql.rows<UserRecord>(AFTER_ID, [afterId, limit + 1]), limit);
   return { data: items, pagination: { style: 'cursor', nextCursor: hasMore ? items.at(-1)!.id : null, hasMore } };
 }
 
@@ -103,9 +103,9 @@ async function afterIdPage(sql: Sql, afterId: string, limit: number): Promise<Us
 async function cursorPage(sql: Sql, cursors: CursorCodec, plan: SortPlan, cursor: string | null, limit: number): Promise<UserList> {
   const rows =
     cursor === null
-      ? await sql.rows<UserRow>(plan.first, [limit + 1])
-      : await sql.rows<UserRow>(plan.after, [...positionAfter(plan.keyset, cursors, cursor, 'cursor'), limit + 1]);
-  const { items, hasMore } = pageOf(rows.map(userOf), limit);
+      ? await sql.rows<UserRecord>(plan.first, [limit + 1])
+      : await sql.rows<UserRecord>(plan.after, [...positionAfter(plan.keyset, cursors, cursor, 'cursor'), limit + 1]);
+  const { items, hasMore } = pageOf(rows, limit);
   return {
     data: items,
     pagination: { style: 'cursor', nextCursor: hasMore ? cursorOf(plan.keyset, cursors, items.at(-1)!) : null, hasMore },

@@ -3,7 +3,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { USER_COLUMNS, userOf, type UserRecord, type UserRow } from '../db/records.ts';
+import { USER_COLUMNS, type UserRecord } from '../db/records.ts';
 import { statement, type Sql } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
@@ -67,19 +67,19 @@ export async function listUsers(
   check.done();
   const rows =
     args.after == null
-      ? await sql.rows<UserRow>(FIRST_USERS, [first! + 1])
-      : await sql.rows<UserRow>(USERS_AFTER, [...positionAfter(BY_CREATION, cursors, args.after, 'after'), first! + 1]);
-  const { items, hasMore } = pageOf(rows.map(userOf), first!);
+      ? await sql.rows<UserRecord>(FIRST_USERS, [first! + 1])
+      : await sql.rows<UserRecord>(USERS_AFTER, [...positionAfter(BY_CREATION, cursors, args.after, 'after'), first! + 1]);
+  const { items, hasMore } = pageOf(rows, first!);
   return { items: edgesOf(items, BY_CREATION, cursors), hasNextPage: hasMore };
 }
 
 export async function findUser(sql: Sql, id: string): Promise<UserRecord | null> {
-  const [row] = await sql.rows<UserRow>(USER_BY_ID, [requireId('user', 'id', id)]);
-  return row ? userOf(row) : null;
+  const [row] = await sql.rows<UserRecord>(USER_BY_ID, [requireId('user', 'id', id)]);
+  return row ?? null;
 }
 
 export async function findUsersByIds(sql: Sql, ids: readonly string[]): Promise<UserRecord[]> {
-  return (await sql.rows<UserRow>(USERS_BY_IDS, [ids])).map(userOf);
+  return await sql.rows<UserRecord>(USERS_BY_IDS, [ids]);
 }
 
 async function mustFind(em: EntityManager, id: string): Promise<User> {
