@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { createYoga } from 'graphql-yoga';
+import { useGraphQlJit } from '@envelop/graphql-jit';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import type { DatabaseAvailability } from './db/availability.ts';
 import type { EntityManager, MikroORM } from './db/orm.ts';
@@ -25,8 +26,8 @@ import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
-import { useExecutionDeadline } from './plugins/execution-deadline.ts';
 import { guardHooks } from './plugins/guard.ts';
+import { useVariableCoercion } from './plugins/variables.ts';
 import { useGraphQLMediaTypes } from './plugins/media-types.ts';
 import { useUrlLimit } from './plugins/url-limit.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
@@ -115,15 +116,14 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
       // context itself, since the returned extension is copied (which would read a getter).
       let em: EntityManager | undefined;
       Object.defineProperty(initial, 'em', { get: () => (em ??= orm.em.fork()), enumerable: false, configurable: true });
-      return { sql, cursors, loaders: createLoaders(sql), auth, rateLimit } as Omit<GraphQLContext, 'em'> as GraphQLContext;
+      const reads = sql.until(initial.deadline);
+      return { sql: reads, cursors, loaders: createLoaders(reads), auth, rateLimit } as Omit<GraphQLContext, 'em'> as GraphQLContext;
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: guardHooks(
       [
-        // A request past its deadline (http/deadline.ts) stops running resolvers.
-        useExecutionDeadline(),
         useUrlLimit('/graphql'),
-        useGraphiQLAssets(),
+        useGraphiQLAssets(config.graphiql),
         useOpenApiDocument(VERSION),
         useApiDocs({ openApiPath: '/openapi.json' }),
         // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
@@ -138,6 +138,8 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
         // A browser can send a GET or a form post cross-site without a preflight; such requests must
         // carry a header no form can set. The API key header counts; a key in the URL does not.
         useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] }),
+        // Variables coerced (or refused with GraphQL's own words) before any limit weighs them.
+        useVariableCoercion(),
         ...useQueryLimits(config.queryLimits, config.production),
         // After the shape and cost limits, so a refused document costs nothing; before usage counting,
         // so a rate-limited request is not counted as an operation run.
@@ -145,6 +147,8 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
         useUsageCounting(usage),
         useValidationErrorCodes(),
         useWholeRequestDenials(),
+        // Each document compiled once into a function that runs it: less work and garbage per field.
+        useGraphQlJit({}, { onError: (error) => logger.error({ err: error }, 'GraphQL document could not be compiled') }) as Plugin,
         useGraphQLMediaTypes(),
         useBodyLimit(MAX_BODY_BYTES),
         useRest({ logger }),

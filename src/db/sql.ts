@@ -28,6 +28,23 @@ export class Sql {
     this.#onQuery?.(query.text);
     return (await this.#pool.query<T & pg.QueryResultRow>({ name: query.name, text: query.text, values })).rows;
   }
+
+  /**
+   * The same reads for one request: once `stop` aborts (its deadline answered, or its client left),
+   * no further statement starts; the work it would have fed is already answered or unheard.
+   */
+  until(stop: AbortSignal | undefined): Sql {
+    if (!stop) return this;
+    const base = this;
+    return Object.create(this, {
+      rows: {
+        value<T>(query: Statement, values: unknown[]): Promise<T[]> {
+          if (stop.aborted) return Promise.reject(stop.reason as Error);
+          return base.rows<T>(query, values);
+        },
+      },
+    }) as Sql;
+  }
 }
 
 /** Plain reads on the ORM's pool; `onQuery` sees each statement, as the ORM's own hook does. */

@@ -70,7 +70,8 @@ export function maskError(error: unknown): GraphQLError {
       ...options,
       extensions: {
         // Set by useWholeRequestDenials when the denial stopped the whole request.
-        ...(located?.extensions.http ? { http: located.extensions.http } : {}),
+        // graphql-jit's errors may carry no extensions at all.
+        ...(located?.extensions?.http ? { http: located.extensions.http } : {}),
         ...(whole ? { http: { status: PROBLEM_KINDS[domain.kind].status, headers: problemHeaders(domain.kind) } } : {}),
         code: domain.code,
         type: domain.type,
@@ -92,7 +93,7 @@ export function maskError(error: unknown): GraphQLError {
  * yoga does for errors marked `spec`.
  */
 function asRequestError(error: GraphQLError): GraphQLError {
-  const http = error.extensions.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined);
+  const http = error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined);
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
   const limit = ARMOR_REJECTION.exec(error.message)?.[1];
   const status = (http as { status?: number } | undefined)?.status;

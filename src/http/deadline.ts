@@ -1,8 +1,8 @@
 // The overall deadline of a request, from the moment its headers arrived to its response: past it the
 // client gets 503 (Problem Details `…/timeout`, or GraphQL TIMEOUT) at once, however the work is
-// going. The returned signal aborts then, or when the client goes away first, so GraphQL execution
-// starts no further resolver (see plugins/execution-deadline.ts); a statement already running ends
-// by DB_STATEMENT_TIMEOUT_MS at the latest, and the pool gets its connection back then.
+// going. The returned signal aborts then, or when the client goes away first, so the request's reads
+// start no further SQL statement (db/sql.ts); a statement already running ends by
+// DB_STATEMENT_TIMEOUT_MS at the latest, and the pool gets its connection back then.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
 import { refusalParts, type Face } from '../plugins/deny.ts';
@@ -12,7 +12,6 @@ export function armDeadline(
   res: ServerResponse,
   options: { timeoutMs: number; graphqlPath: string; logger: Logger },
 ): AbortSignal {
-  // A plain AbortController: execution checks it before every field, so it must be cheap to ask.
   const stop = new AbortController();
   const timer = setTimeout(() => {
     if (res.headersSent || res.writableEnded) return;

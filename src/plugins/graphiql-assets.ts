@@ -1,39 +1,48 @@
 // GraphiQL with every asset served by this service: the machines it runs on may have no internet,
 // and yoga's default page loads its scripts from a CDN. The bundle is served as separate, cacheable
-// files rather than inlined, so the page itself stays small.
-import { css, editorWorkerService, favicon, graphqlWorker, js, jsonWorker } from '@graphql-yoga/render-graphiql/graphiql';
+// files rather than inlined, so the page itself stays small. It is some 25 MB of strings, so it is
+// loaded when GraphiQL is first asked for, and never where GraphiQL is off (production's default).
 import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
 import { refuse } from './deny.ts';
 
 const PREFIX = '/graphiql/assets/';
-const ASSETS: Record<string, { body: string; type: string }> = {
-  'graphiql.js': { body: js, type: 'text/javascript; charset=utf-8' },
-  'graphiql.css': { body: css, type: 'text/css; charset=utf-8' },
-  'editor.worker.js': { body: editorWorkerService, type: 'text/javascript; charset=utf-8' },
-  'json.worker.js': { body: jsonWorker, type: 'text/javascript; charset=utf-8' },
-  'graphql.worker.js': { body: graphqlWorker, type: 'text/javascript; charset=utf-8' },
-};
 
-export function useGraphiQLAssets(): Plugin {
+type Bundle = typeof import('@graphql-yoga/render-graphiql/graphiql');
+let bundle: Promise<Bundle> | undefined;
+const loadBundle = () => (bundle ??= import('@graphql-yoga/render-graphiql/graphiql'));
+
+function assetOf(loaded: Bundle, name: string): { body: string; type: string } | undefined {
+  const assets: Record<string, { body: string; type: string }> = {
+    'graphiql.js': { body: loaded.js, type: 'text/javascript; charset=utf-8' },
+    'graphiql.css': { body: loaded.css, type: 'text/css; charset=utf-8' },
+    'editor.worker.js': { body: loaded.editorWorkerService, type: 'text/javascript; charset=utf-8' },
+    'json.worker.js': { body: loaded.jsonWorker, type: 'text/javascript; charset=utf-8' },
+    'graphql.worker.js': { body: loaded.graphqlWorker, type: 'text/javascript; charset=utf-8' },
+  };
+  return Object.hasOwn(assets, name) ? assets[name] : undefined;
+}
+
+export function useGraphiQLAssets(enabled: boolean): Plugin {
+  if (!enabled) return {};
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (!url.pathname.startsWith(PREFIX) || request.method !== 'GET') return;
-      const name = url.pathname.slice(PREFIX.length);
-      const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
-      endResponse(
-        asset
-          ? new fetchAPI.Response(asset.body, {
-              headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
-            })
-          : refuse('rest', request, { kind: 'not-found', detail: `Nothing is at ${url.pathname}.` }),
-      );
+      return loadBundle().then((loaded) => {
+        const asset = assetOf(loaded, url.pathname.slice(PREFIX.length));
+        endResponse(
+          asset
+            ? new fetchAPI.Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' } })
+            : refuse('rest', request, { kind: 'not-found', detail: `Nothing is at ${url.pathname}.` }),
+        );
+      });
     },
   };
 }
 
 const escapeJson = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c');
 
-export function renderGraphiQL(options: GraphiQLOptions = {}): string {
+export async function renderGraphiQL(options: GraphiQLOptions = {}): Promise<string> {
+  const { favicon } = await loadBundle();
   return `<!doctype html>
 <html lang="en">
 <head>

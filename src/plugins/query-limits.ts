@@ -8,7 +8,6 @@ import {
   getArgumentValues,
   getNamedType,
   getOperationAST,
-  getVariableValues,
   isCompositeType,
   type DocumentNode,
   type FragmentDefinitionNode,
@@ -20,6 +19,7 @@ import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config.ts';
 import { QueryTooComplexError } from '../errors.ts';
 import { PAGE_SIZE, ORDERS_BY_USER_MAX } from '../services/limits.ts';
+import { coercedVariables } from './variables.ts';
 
 /** Fields whose size is fixed rather than chosen by an argument. */
 const FIXED_SIZES: ReadonlyMap<string, number> = new Map([['Query.orders', ORDERS_BY_USER_MAX]]);
@@ -79,7 +79,7 @@ export function queryCost(
 /**
  * The cost of the operation a request runs, with its variables coerced exactly as execution will
  * coerce them (defaults included); undefined when the variables do not coerce, since such a request
- * is refused before anything runs.
+ * is refused before anything runs (variables.ts).
  */
 export function operationCost(
   schema: GraphQLSchema,
@@ -87,16 +87,24 @@ export function operationCost(
   operationName: string | null | undefined,
   rawVariables: Record<string, unknown> | null | undefined,
 ): number | undefined {
+  const coerced = coercedVariables({ schema, document, operationName, variableValues: rawVariables });
+  return 'errors' in coerced ? undefined : costWith(schema, document, operationName, coerced.coerced);
+}
+
+function costWith(
+  schema: GraphQLSchema,
+  document: DocumentNode,
+  operationName: string | null | undefined,
+  variables: Record<string, unknown>,
+): number | undefined {
   const operation = getOperationAST(document, operationName);
   const root = operation?.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
   if (!operation || !root) return undefined;
-  const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], rawVariables ?? {}, { maxErrors: 1 });
-  if (coerced.errors) return undefined;
   const fragments: Record<string, FragmentDefinitionNode> = Object.create(null) as Record<string, FragmentDefinitionNode>;
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
   }
-  return queryCost(schema, root, operation.selectionSet, fragments, coerced.coerced);
+  return queryCost(schema, root, operation.selectionSet, fragments, variables);
 }
 
 export function useQueryLimits(limits: QueryLimits, production: boolean): Plugin[] {
@@ -112,7 +120,8 @@ export function useQueryLimits(limits: QueryLimits, production: boolean): Plugin
   });
   const cost: Plugin = {
     onExecute({ args }) {
-      const total = operationCost(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown>);
+      const coerced = coercedVariables(args);
+      const total = 'errors' in coerced ? undefined : costWith(args.schema, args.document, args.operationName, coerced.coerced);
       if (total !== undefined && total > limits.maxCost) {
         throw new QueryTooComplexError(`Query cost limit of ${limits.maxCost} exceeded, found ${total}.`);
       }

@@ -58,7 +58,7 @@ const FIELD_PATTERNS: [RegExp, (m: RegExpExecArray) => FieldError][] = [
 ];
 
 function fieldErrorsOf(error: GraphQLError): FieldError[] {
-  const listed = error.extensions.errors as FieldError[] | undefined;
+  const listed = error.extensions?.errors as FieldError[] | undefined;
   if (listed) return listed;
   for (const [pattern, toField] of FIELD_PATTERNS) {
     const match = pattern.exec(error.message);
@@ -71,9 +71,9 @@ function fieldErrorsOf(error: GraphQLError): FieldError[] {
 export function problemFromGraphQLErrors(errors: readonly unknown[]): Problem {
   const first = errors[0];
   const error = first instanceof GraphQLError ? first : undefined;
-  const code = error?.extensions.code as string | undefined;
-  const type = error?.extensions.type as string | undefined;
-  const status = (error?.extensions.http as { status?: number } | undefined)?.status;
+  const code = error?.extensions?.code as string | undefined;
+  const type = error?.extensions?.type as string | undefined;
+  const status = (error?.extensions?.http as { status?: number } | undefined)?.status;
   // The type names the kind exactly (several kinds share a code); the code is next best.
   const kind: ProblemKind =
     (type ? kindOfType(type) : undefined) ?? (code ? kindOfCode(code) : undefined) ?? (status === 400 ? 'invalid-input' : 'internal');

@@ -1,0 +1,38 @@
+// Variables are coerced once, by graphql-js, before anything runs: a request whose variables do not
+// fit their types is refused with GraphQL's standard messages (graphql-jit, which runs the document,
+// words them its own way), and the limits weigh the values execution will see.
+import { getOperationAST, getVariableValues, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { maskError } from '../graphql/errors.ts';
+
+interface ExecutionInput {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName?: string | null;
+  variableValues?: Record<string, unknown> | null;
+}
+
+type Coerced = { coerced: Record<string, unknown> } | { errors: readonly GraphQLError[] };
+
+const coercions = new WeakMap<ExecutionInput, Coerced>();
+
+/** The request's variables as execution will see them (defaults applied), or why they do not fit. */
+export function coercedVariables(args: ExecutionInput): Coerced {
+  let result = coercions.get(args);
+  if (!result) {
+    const operation = getOperationAST(args.document, args.operationName);
+    result = getVariableValues(args.schema, operation?.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
+    coercions.set(args, result);
+  }
+  return result;
+}
+
+export function useVariableCoercion(): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const result = coercedVariables(args);
+      // Stopping here skips the masking after execution, so the errors get their codes now.
+      if ('errors' in result) setResultAndStopExecution({ errors: result.errors.map((error) => maskError(error)) });
+    },
+  };
+}
