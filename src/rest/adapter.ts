@@ -1,12 +1,15 @@
-// The one adapter between HTTP and SOFA. SOFA turns a route into a GraphQL operation and runs it
-// through yoga's plugins; this adapter gives the routes exact HTTP semantics that SOFA lacks:
-// 404/405 for unknown paths and methods, 413/415 for bodies, the JSON body as the mutation's
-// `input`, strict parameters, 201 with Location, 204 without a body, 404 instead of `200 null`,
-// and Problem Details for every error.
+// The one adapter between HTTP and GraphQL for the REST routes. Each route's operation is built once
+// from the REST view of the schema by SOFA's operation builder (every scalar field of the resource)
+// and run through yoga's enveloped executor, so a REST call passes the same plugins (keys, limits,
+// usage, masking) and resolvers as the GraphQL query behind it, without a second HTTP round inside
+// the server. The adapter gives the routes exact HTTP semantics: 404/405 for unknown paths and
+// methods, 413/415 for bodies, the JSON body as the mutation's `input`, strict parameters, 201 with
+// Location, 204 without a body, 404 instead of `200 null`, and Problem Details for every error.
 import { STATUS_CODES } from 'node:http';
-import { useSofa } from '@graphql-yoga/plugin-sofa';
-import { GraphQLError, getNamedType, type GraphQLSchema } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
+import { buildOperationNodeForField } from '@graphql-tools/utils';
+import { Kind, OperationTypeNode, getNamedType, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import { createSofa } from 'sofa-api';
 import type { FieldError } from '../errors.ts';
 import { BEARER_CHALLENGE } from '../graphql/acts-for.ts';
 import { maskError } from '../graphql/errors.ts';
@@ -14,16 +17,16 @@ import type { Logger } from '../log.ts';
 import { RequestProblem, problem, problemFromGraphQLErrors, problemResponse, type Problem } from './problem-details.ts';
 import { inputFor } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
-import { ROUTES, matchRoute, queryParameters, restNames, sofaPath, type RestRoute } from './routes.ts';
+import { ROUTES, matchRoute, queryParameters, restNames, type RestRoute } from './routes.ts';
 
 const INT32 = /^-?\d{1,10}$/;
 
 const invalid = (field: string, message: string) => RequestProblem.invalid([{ field, message }]);
 
-/** The query string in the field's argument names, with every parameter known, given once and well-typed. */
-function queryFor(schema: GraphQLSchema, route: RestRoute, url: URL): URLSearchParams {
+/** The query string as the field's arguments, with every parameter known, given once and well-typed. */
+function queryVariables(schema: GraphQLSchema, route: RestRoute, url: URL, variables: Record<string, unknown>): void {
+  if (url.search === '') return;
   const allowed = new Map(queryParameters(schema, route).map(({ name, argument }) => [name, argument]));
-  const query = new URLSearchParams();
   for (const name of new Set(url.searchParams.keys())) {
     const arg = allowed.get(name);
     if (!arg)
@@ -34,14 +37,40 @@ function queryFor(schema: GraphQLSchema, route: RestRoute, url: URL): URLSearchP
     const values = url.searchParams.getAll(name);
     if (values.length > 1) throw invalid(name, 'must be given once');
     const value = values[0]!;
-    // SOFA drops empty values, which would silently mean "not given".
+    // An empty value would silently mean "not given".
     if (value === '') throw invalid(name, 'must not be empty; leave the parameter out instead');
-    if (getNamedType(arg.type).name === 'Int' && (!INT32.test(value) || Math.abs(Number(value)) > 2 ** 31 - 1)) {
-      throw invalid(name, 'must be an integer');
-    }
-    query.set(arg.name, value);
+    if (getNamedType(arg.type).name === 'Int') {
+      if (!INT32.test(value) || Math.abs(Number(value)) > 2 ** 31 - 1) throw invalid(name, 'must be an integer');
+      variables[arg.name] = Number(value);
+    } else variables[arg.name] = value;
   }
-  return query;
+}
+
+/** A route's operation, built once per schema. */
+interface Operation {
+  document: DocumentNode;
+  name: string | undefined;
+  /** The root field whose value is the response body. */
+  field: string;
+}
+
+/** Each route's operation, as SOFA builds it: every scalar field of the resource, one level deep. */
+function operationsOf(schema: GraphQLSchema): Map<RestRoute, Operation> {
+  const sofa = createSofa({ schema, basePath: '' });
+  return new Map(
+    ROUTES.map((route) => {
+      const [typeName, field] = route.field.split('.') as [string, string];
+      const node = buildOperationNodeForField({
+        kind: typeName === 'Query' ? OperationTypeNode.QUERY : OperationTypeNode.MUTATION,
+        schema: sofa.schema,
+        field,
+        models: sofa.models,
+        ignore: sofa.ignore,
+        circularReferenceDepth: sofa.depthLimit,
+      });
+      return [route, { document: { kind: Kind.DOCUMENT, definitions: [node] }, name: node.name?.value, field }];
+    }),
+  );
 }
 
 function withRestNames(body: Problem, route: RestRoute, instance: string): Problem {
@@ -56,37 +85,32 @@ function withRestNames(body: Problem, route: RestRoute, instance: string): Probl
 
 export function useRest({ logger }: { logger: Logger }): Plugin {
   let schema: GraphQLSchema | undefined;
-  const sofa = useSofa({
-    basePath: '',
-    routes: Object.fromEntries(
-      ROUTES.map((route) => [route.field, { method: route.method, path: sofaPath(route), responseStatus: route.status }]),
-    ),
-    errorHandler: (errors) => {
-      // Errors thrown by plugins at execution start (rate and cost limits) reach SOFA unmasked.
-      const body = problemFromGraphQLErrors(errors.map((error) => (error instanceof GraphQLError ? error : maskError(error))));
-      // Errors masked by yoga were logged there; execution cut short by the deadline or a departed
-      // client is no failure; anything else failed inside SOFA itself.
-      const cutShort = errors.some((e) => (e as Error).name === 'AbortError');
-      if (
-        body.status === 500 &&
-        !cutShort &&
-        !errors.every((e) => (e as { extensions?: { code?: string } }).extensions?.code === 'INTERNAL')
-      ) {
-        logger.error({ err: errors[0] }, 'unexpected error in a REST route');
-      }
-      // fets types its own Response; the adapter reads this one back as a plain Fetch Response.
-      return problemResponse(body) as never;
-    },
-  });
+  let operations = new Map<RestRoute, Operation>();
+  let getEnveloped: YogaServerInstance<object, object>['getEnveloped'] | undefined;
+
+  /** Runs a route's operation through the same envelop as GraphQL requests, plugins and masking included. */
+  async function run(operation: Operation, variableValues: Record<string, unknown>, serverContext: object, request: Request) {
+    const context = Object.assign(serverContext, { request });
+    const enveloped = getEnveloped!(context);
+    const contextValue = await enveloped.contextFactory(context);
+    return (await enveloped.execute({
+      schema: schema!,
+      document: operation.document,
+      contextValue,
+      variableValues,
+      operationName: operation.name,
+    })) as ExecutionResult;
+  }
 
   return {
-    onYogaInit: (payload) => sofa.onYogaInit?.(payload),
-    onSchemaChange: (payload) => {
-      schema = restSchema(payload.schema);
-      return sofa.onSchemaChange?.({ ...payload, schema });
+    onYogaInit({ yoga }) {
+      getEnveloped = (yoga as unknown as YogaServerInstance<object, object>).getEnveloped;
     },
-    async onRequest(payload) {
-      const { request, endResponse, fetchAPI } = payload;
+    onSchemaChange(payload) {
+      schema = restSchema(payload.schema);
+      operations = operationsOf(schema);
+    },
+    onRequest({ request, endResponse, serverContext, fetchAPI }) {
       // From the request, not the payload's URL: an earlier plugin may have rewritten the request.
       const url = new URL(request.url);
       if (url.pathname === '/graphql') return;
@@ -108,52 +132,58 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
         return;
       }
       const { route, params, malformed } = match;
-      try {
+      const answer = async () => {
         if (malformed.length > 0) {
           throw RequestProblem.invalid(
             malformed.map((name) => ({ field: name, message: 'holds a malformed percent-escape; encode % as %25' })),
           );
         }
-        const query = queryFor(schema!, route, url);
-        const target = new URL(url);
-        target.search = query.toString();
-        const body = route.body ? JSON.stringify({ input: await inputFor(schema!, route, request, params) }) : undefined;
-        const headers = new fetchAPI.Headers(request.headers);
-        headers.set('content-type', 'application/json');
-        headers.delete('content-length');
-        // The client's signal goes along, so a request past its deadline stops executing here too.
-        const forwarded = new fetchAPI.Request(target.toString(), { method: route.method, headers, body, signal: request.signal });
-
-        let response: Response | undefined;
-        await sofa.onRequest?.({ ...payload, request: forwarded, url: target, endResponse: (r: Response) => void (response = r) });
-        if (!response) throw new Error(`SOFA did not answer ${route.method} ${route.path}`);
-        endResponse(await finish(route, response, instance, request.method === 'HEAD', fetchAPI.Response));
-      } catch (error) {
+        const variables: Record<string, unknown> = {};
+        queryVariables(schema!, route, url, variables);
+        for (const [rest, argument] of Object.entries(route.rename ?? {})) if (rest in params) variables[argument] = params[rest];
+        if (route.body) variables.input = await inputFor(schema!, route, request, params);
+        let result: ExecutionResult;
+        try {
+          result = await run(operations.get(route)!, variables, serverContext, request);
+        } catch (error) {
+          // Errors thrown at execution start (rate and cost limits) come unmasked.
+          result = { errors: [maskError(error)] };
+        }
+        return respond(route, result, operations.get(route)!.field, instance, request.method === 'HEAD', fetchAPI.Response, logger);
+      };
+      return answer().then(endResponse, (error: unknown) => {
         // These problems already name parameters and body fields as the client sent them.
         if (!(error instanceof RequestProblem)) throw error;
         endResponse(problemResponse({ ...error.problem, instance }, error.headers));
-      }
+      });
     },
   };
 }
 
-async function finish(
+function respond(
   route: RestRoute,
-  response: Response,
+  result: ExecutionResult,
+  field: string,
   instance: string,
   head: boolean,
   ResponseClass: typeof Response,
-): Promise<Response> {
-  const text = await response.text();
-  if (response.status >= 400) {
-    const body = withRestNames(JSON.parse(text) as Problem, route, instance);
+  logger: Logger,
+): Response {
+  if (result.errors?.length) {
+    const errors = result.errors;
+    // Execution cut short by the deadline or a departed client is no failure, and nobody waits for it.
+    const cutShort = errors.some((e) => (e.originalError ?? e).name === 'AbortError');
+    const body = withRestNames(problemFromGraphQLErrors(errors), route, instance);
+    if (body.status === 500 && !cutShort && !errors.every((e) => e.extensions?.code === 'INTERNAL')) {
+      logger.error({ err: errors[0] }, 'unexpected error in a REST route');
+    }
     // Past the API key check, a 401 means the action needs a user token.
     return problemResponse(body, body.status === 401 ? { 'www-authenticate': BEARER_CHALLENGE } : {});
   }
   if (route.status === 204) return new ResponseClass(null, { status: 204, statusText: STATUS_CODES[204] });
-  const data = JSON.parse(text) as { id: string } | null;
-  if (data === null) return problemResponse({ ...problem('not-found', `Nothing is at ${instance}.`), instance });
+  const data = (result.data as Record<string, unknown> | null | undefined)?.[field] as { id: string } | null | undefined;
+  if (data == null) return problemResponse({ ...problem('not-found', `Nothing is at ${instance}.`), instance });
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (route.location) headers.location = route.location(data);
-  return new ResponseClass(head ? null : text, { status: route.status, statusText: STATUS_CODES[route.status], headers });
+  return new ResponseClass(head ? null : JSON.stringify(data), { status: route.status, statusText: STATUS_CODES[route.status], headers });
 }

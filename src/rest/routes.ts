@@ -159,11 +159,6 @@ export function queryParameters(schema: GraphQLSchema, route: RestRoute): { name
     .map((argument) => ({ name: names.get(argument.name) ?? argument.name, argument }));
 }
 
-/** The route's path in SOFA's syntax, with each parameter named after the argument it feeds. */
-export function sofaPath(route: RestRoute): string {
-  return route.path.replace(/\{(\w+)\}/g, (_, name: string) => `:${route.rename?.[name] ?? name}`);
-}
-
 export interface RouteMatch {
   route: RestRoute;
   /** Path parameters by their REST names, percent-decoded once. */
