@@ -12,6 +12,7 @@
 // and with the key's own limit, and answers the library in its terms: no timestamps when the
 // request fits, one when it does not (with `max: 1`, that is over the limit).
 import { Store, useRateLimiter, type Identity } from '@envelop/rate-limiter';
+import type { DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { RateLimitedError } from '../errors.ts';
 import type { WindowState } from '../rate-limit/counter.ts';
@@ -136,5 +137,21 @@ export function useRateLimits(options: RateLimitOptions): Plugin[] {
       for (const [name, value] of Object.entries(rateLimitHeaders(state, windowMs))) response.headers.set(name, value);
     },
   };
-  return [tickets$, limiter as Plugin];
+  // The limiter walks the document and hands back a copy even when it removed nothing (its visitor
+  // returns each node, which graphql-js counts as an edit). Compiled execution is cached by document
+  // object, so a copy per request would compile every request anew. A request that goes on to run
+  // had nothing removed (a refusal stops it whole), so the document yoga parsed and cached goes back.
+  const parsed = new WeakMap<object, DocumentNode>();
+  const remember: Plugin = {
+    onExecute({ args }) {
+      parsed.set(args, args.document);
+    },
+  };
+  const restore: Plugin = {
+    onExecute({ args }) {
+      const document = parsed.get(args);
+      if (document) args.document = document;
+    },
+  };
+  return [tickets$, remember, limiter as Plugin, restore];
 }
