@@ -11,8 +11,13 @@ export function hasScope(ctx: GraphQLContext, scope: Scope): boolean {
   return ctx.auth.key.scopes.includes(scope) || ctx.auth.key.scopes.includes('admin');
 }
 
+/** Whether the request may act for every user: an admin key. */
+export function actsForEveryone(ctx: GraphQLContext): boolean {
+  return ctx.auth.key.scopes.includes('admin');
+}
+
 export function actsFor(ctx: GraphQLContext, userId: string): boolean {
-  return ctx.auth.key.scopes.includes('admin') || ctx.auth.userId === userId;
+  return actsForEveryone(ctx) || ctx.auth.userId === userId;
 }
 
 /** Why a request may not act for `userId`: no user token at all (401), or a token for someone else (403). */

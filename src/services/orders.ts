@@ -39,11 +39,12 @@ export async function createOrder(em: EntityManager, input: CreateOrderFields): 
   return orderRecordOf(order);
 }
 
-const NEWEST = `order by created_at desc, id desc`;
-const ORDERS_OF_USER = statement('orders_of_user', `select ${ORDER_COLUMNS} from orders where user_id = $1 ${NEWEST} limit $2`);
+/** A user's orders, newest first; the (user_id, created_at, id) index serves it backwards. */
+export const NEWEST_FIRST = `order by created_at desc, id desc`;
+const ORDERS_OF_USER = statement('orders_of_user', `select ${ORDER_COLUMNS} from orders where user_id = $1 ${NEWEST_FIRST} limit $2`);
 const ORDERS_OF_USER_AFTER = statement(
   'orders_of_user_after',
-  `select ${ORDER_COLUMNS} from orders where user_id = $1 and (created_at, id) < ($2, $3) ${NEWEST} limit $4`,
+  `select ${ORDER_COLUMNS} from orders where user_id = $1 and (created_at, id) < ($2, $3) ${NEWEST_FIRST} limit $4`,
 );
 const ORDER_BY_ID = statement('order_by_id', `select ${ORDER_COLUMNS} from orders where id = $1`);
 const USER_EXISTS = statement('user_exists', 'select 1 from users where id = $1');
@@ -54,7 +55,7 @@ const USER_EXISTS = statement('user_exists', 'select 1 from users where id = $1'
 const LATEST_ORDERS_OF_USERS = statement(
   'latest_orders_of_users',
   `select o.* from unnest($1::text[]) as u(id)
-   cross join lateral (select ${ORDER_COLUMNS} from orders where user_id = u.id ${NEWEST} limit $2) o`,
+   cross join lateral (select ${ORDER_COLUMNS} from orders where user_id = u.id ${NEWEST_FIRST} limit $2) o`,
 );
 
 async function mustExist(sql: Sql, userId: string): Promise<void> {

@@ -3,12 +3,13 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { USER_COLUMNS, type UserRecord } from '../db/records.ts';
+import { ORDER_COLUMNS, USER_COLUMNS, type OrderRecord, type UserRecord } from '../db/records.ts';
 import { statement, type Sql } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { PAGE_SIZE } from './limits.ts';
+import { NEWEST_FIRST } from './orders.ts';
 import { InputCheck, requireId } from './validation.ts';
 
 /** One item of a page; its cursor is made only when someone reads it. */
@@ -20,6 +21,11 @@ export interface Edge<T> {
 export interface Page<T> {
   items: Edge<T>[];
   hasNextPage: boolean;
+}
+
+/** A page of users and, when asked for, each one's newest orders fetched in the same statement. */
+export interface UserPage extends Page<UserRecord> {
+  latestOrders?: Map<string, OrderRecord[]>;
 }
 
 export interface UserFields {
@@ -53,24 +59,47 @@ const USERS_AFTER = statement(
   'users_after',
   `select ${USER_COLUMNS} from users where (created_at, id) > ($1, $2) order by created_at, id limit $3`,
 );
+/** Each user's newest `limit` orders as a JSON array, in the user's own row. */
+const latestOrdersOf = (limit: string) =>
+  `coalesce((select json_agg(o) from (select ${ORDER_COLUMNS} from orders where user_id = users.id ${NEWEST_FIRST} limit ${limit}) o), '[]'::json) as "latestOrders"`;
+const FIRST_USERS_WITH_ORDERS = statement(
+  'users_first_with_orders',
+  `select ${USER_COLUMNS}, ${latestOrdersOf('$2')} from users order by created_at, id limit $1`,
+);
+const USERS_AFTER_WITH_ORDERS = statement(
+  'users_after_with_orders',
+  `select ${USER_COLUMNS}, ${latestOrdersOf('$4')} from users where (created_at, id) > ($1, $2) order by created_at, id limit $3`,
+);
 const USER_BY_ID = statement('user_by_id', `select ${USER_COLUMNS} from users where id = $1`);
 const USERS_BY_IDS = statement('users_by_ids', `select ${USER_COLUMNS} from users where id = any($1::text[])`);
 
-/** Users in creation order, a page at a time, with a keyset on the unique tuple (created_at, id). */
+/**
+ * Users in creation order, a page at a time, with a keyset on the unique tuple (created_at, id);
+ * with `ordersLimit`, each user's newest orders come in the same statement.
+ */
 export async function listUsers(
   sql: Sql,
   cursors: CursorCodec,
   args: { first?: number | null; after?: string | null },
-): Promise<Page<UserRecord>> {
+  ordersLimit?: number,
+): Promise<UserPage> {
   const check = new InputCheck();
   const first = check.pageSize('first', args.first, PAGE_SIZE);
   check.done();
+  const after = args.after == null ? undefined : positionAfter(BY_CREATION, cursors, args.after, 'after');
+  type Row = UserRecord & { latestOrders?: OrderRecord[] };
   const rows =
-    args.after == null
-      ? await sql.rows<UserRecord>(FIRST_USERS, [first! + 1])
-      : await sql.rows<UserRecord>(USERS_AFTER, [...positionAfter(BY_CREATION, cursors, args.after, 'after'), first! + 1]);
+    ordersLimit === undefined
+      ? after === undefined
+        ? await sql.rows<Row>(FIRST_USERS, [first! + 1])
+        : await sql.rows<Row>(USERS_AFTER, [...after, first! + 1])
+      : after === undefined
+        ? await sql.rows<Row>(FIRST_USERS_WITH_ORDERS, [first! + 1, ordersLimit])
+        : await sql.rows<Row>(USERS_AFTER_WITH_ORDERS, [...after, first! + 1, ordersLimit]);
   const { items, hasMore } = pageOf(rows, first!);
-  return { items: edgesOf(items, BY_CREATION, cursors), hasNextPage: hasMore };
+  const page: UserPage = { items: edgesOf<UserRecord>(items, BY_CREATION, cursors), hasNextPage: hasMore };
+  if (ordersLimit !== undefined) page.latestOrders = new Map(items.map((row) => [row.id, row.latestOrders ?? []]));
+  return page;
 }
 
 export async function findUser(sql: Sql, id: string): Promise<UserRecord | null> {

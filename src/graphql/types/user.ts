@@ -1,7 +1,11 @@
 import type { UserRecord } from '../../db/records.ts';
 import { createUser, deleteUser, findUser, listUsers, replaceUser, updateUser } from '../../services/users.ts';
 import { PAGE_SIZE } from '../../services/limits.ts';
+import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
+import { actsForEveryone } from '../acts-for.ts';
 import { builder } from '../builder.ts';
+import type { GraphQLContext } from '../context.ts';
+import { argumentsBelow } from '../lookahead.ts';
 
 export const UserRef = builder.objectRef<UserRecord>('User').implement({
   description: 'Someone who places orders.',
@@ -15,6 +19,22 @@ export const UserRef = builder.objectRef<UserRecord>('User').implement({
 });
 
 const UserConnection = builder.connectionObject({ type: UserRef, name: 'UserConnection' });
+
+/**
+ * The page size of `edges { node { orders(limit) } }` when the page's users' orders may be fetched
+ * with the users, in one statement: every user's orders are visible to the request (an admin key;
+ * others see at most their own), and every selection asks the same valid size. Otherwise the
+ * orders come per page from the batch loader, in a second statement.
+ */
+function ordersToPrefetch(ctx: GraphQLContext, info: GraphQLResolveInfo): number | undefined {
+  if (!actsForEveryone(ctx)) return undefined;
+  const orders = (info.schema.getType('User') as GraphQLObjectType).getFields().orders!;
+  const limits = new Set(argumentsBelow(info, ['edges', 'node'], orders).map((args) => args.limit ?? PAGE_SIZE.default));
+  const [limit] = limits;
+  return limits.size === 1 && Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= PAGE_SIZE.max
+    ? (limit as number)
+    : undefined;
+}
 
 builder.queryFields((t) => ({
   user: t.field({
@@ -30,8 +50,13 @@ builder.queryFields((t) => ({
     type: UserConnection,
     description: `Users in creation order. \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. \`after\`: an \`endCursor\` from a previous page.`,
     args: { first: t.arg.int(), after: t.arg.string() },
-    resolve: async (_root, args, ctx) => {
-      const page = await listUsers(ctx.sql, ctx.cursors, args);
+    resolve: async (_root, args, ctx, info) => {
+      const ordersLimit = ordersToPrefetch(ctx, info);
+      const page = await listUsers(ctx.sql, ctx.cursors, args, ordersLimit);
+      if (page.latestOrders) {
+        const loader = ctx.loaders.latestOrders(ordersLimit!);
+        for (const [userId, orders] of page.latestOrders) loader.prime(userId, orders);
+      }
       return {
         edges: page.items,
         pageInfo: {

@@ -1,0 +1,36 @@
+// What a query asks below a field, read before its resolver fetches anything: the arguments given
+// to the fields at a path of its selection (through aliases, inline fragments and named fragments),
+// as execution will see them. A list resolver can then fetch a child list in the same statement.
+import { Kind, getArgumentValues, type FieldNode, type GraphQLField, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+
+function fieldsNamed(selectionSet: SelectionSetNode | undefined, name: string, info: GraphQLResolveInfo, out: FieldNode[]): void {
+  for (const selection of selectionSet?.selections ?? []) {
+    if (selection.kind === Kind.FIELD) {
+      if (selection.name.value === name) out.push(selection);
+    } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      fieldsNamed(selection.selectionSet, name, info, out);
+    } else {
+      const fragment = Object.hasOwn(info.fragments, selection.name.value) ? info.fragments[selection.name.value] : undefined;
+      fieldsNamed(fragment?.selectionSet, name, info, out);
+    }
+  }
+}
+
+/**
+ * The arguments of every selection of `field` found by following `path` (field names) down from
+ * the resolving field, e.g. `['edges', 'node']` then `orders`. Directives (`@skip`, `@include`) are
+ * not evaluated: a prefetch for a skipped field costs a little, never correctness.
+ */
+export function argumentsBelow(
+  info: GraphQLResolveInfo,
+  path: readonly string[],
+  field: GraphQLField<unknown, unknown>,
+): Record<string, unknown>[] {
+  let level: FieldNode[] = [...info.fieldNodes];
+  for (const name of [...path, field.name]) {
+    const next: FieldNode[] = [];
+    for (const node of level) fieldsNamed(node.selectionSet, name, info, next);
+    level = next;
+  }
+  return level.map((node) => getArgumentValues(field, node, info.variableValues));
+}
