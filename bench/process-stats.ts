@@ -1,7 +1,7 @@
 // What a process costs, read from /proc (Linux): CPU time and resident memory; and pinning processes
 // to cores with taskset, so that servers and the load generator do not take each other's CPU.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 
 /** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
@@ -11,6 +11,24 @@ export function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   // utime and stime are fields 14 and 15 of the line; the split leaves them at 11 and 12.
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** CPU time used so far by a process's children (PostgreSQL's backends, for the postmaster), in ms. */
+export function childrenCpuMs(parentPid: number): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // Gone meanwhile.
+    }
+    const fields = stat.split(') ')[1]!.split(' ');
+    // ppid is field 4 of the line (1 after the split); utime and stime 14 and 15.
+    if (Number(fields[1]) === parentPid) total += ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  }
+  return total;
 }
 
 /** Resident memory of the process now, in MB. */
