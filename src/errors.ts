@@ -11,11 +11,14 @@ export const UNAVAILABLE_RETRY_AFTER_S = 2;
 
 /**
  * Every kind of problem the API reports: its HTTP status and title (REST Problem Details), and its
- * GraphQL error code. The last segment of the problem type URI is the kind's name.
+ * GraphQL error code. The last segment of the problem type URI is the kind's name. A kind marked
+ * `wholeRequest` stops a GraphQL request as a whole, so the response takes its HTTP status: a document
+ * over a limit is refused before execution, a spent budget runs nothing, and when the database fails
+ * nothing the request asked for can be trusted to have run.
  */
 export const PROBLEM_KINDS = {
   'invalid-input': { status: 400, title: 'Invalid input', code: 'BAD_USER_INPUT' },
-  'query-too-complex': { status: 400, title: 'Query too complex', code: 'QUERY_TOO_COMPLEX' },
+  'query-too-complex': { status: 400, title: 'Query too complex', code: 'QUERY_TOO_COMPLEX', wholeRequest: true },
   unauthenticated: { status: 401, title: 'Unauthenticated', code: 'UNAUTHENTICATED' },
   forbidden: { status: 403, title: 'Forbidden', code: 'FORBIDDEN' },
   'not-found': { status: 404, title: 'Not found', code: 'NOT_FOUND' },
@@ -25,15 +28,20 @@ export const PROBLEM_KINDS = {
   'payload-too-large': { status: 413, title: 'Request body too large', code: 'BAD_USER_INPUT' },
   'uri-too-long': { status: 414, title: 'URI too long', code: 'BAD_USER_INPUT' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type', code: 'BAD_USER_INPUT' },
-  'quota-exceeded': { status: 429, title: 'Too many requests', code: 'RATE_LIMITED' },
+  'quota-exceeded': { status: 429, title: 'Too many requests', code: 'RATE_LIMITED', wholeRequest: true },
   'request-header-fields-too-large': { status: 431, title: 'Request header fields too large', code: 'BAD_USER_INPUT' },
   internal: { status: 500, title: 'Internal error', code: 'INTERNAL' },
-  unavailable: { status: 503, title: 'Service unavailable', code: 'UNAVAILABLE' },
-  timeout: { status: 503, title: 'Timed out', code: 'TIMEOUT' },
+  unavailable: { status: 503, title: 'Service unavailable', code: 'UNAVAILABLE', wholeRequest: true },
+  timeout: { status: 503, title: 'Timed out', code: 'TIMEOUT', wholeRequest: true },
 } as const;
 
 export type ProblemKind = keyof typeof PROBLEM_KINDS;
 export type ErrorCode = (typeof PROBLEM_KINDS)[ProblemKind]['code'];
+
+/** Whether a kind stops a GraphQL request as a whole (see PROBLEM_KINDS). */
+export function stopsWholeRequest(kind: ProblemKind): boolean {
+  return 'wholeRequest' in PROBLEM_KINDS[kind];
+}
 
 export function isProblemKind(name: string): name is ProblemKind {
   return Object.hasOwn(PROBLEM_KINDS, name);
@@ -59,6 +67,21 @@ export interface FieldError {
   /** Path of the offending input, e.g. `input.email` or `first`. */
   field: string;
   message: string;
+}
+
+/** An RFC 9457 Problem Details body: how REST, and every refusal before GraphQL runs, states a problem. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance?: string;
+  errors?: FieldError[];
+}
+
+export function problem(kind: ProblemKind, detail: string, errors?: FieldError[]): Problem {
+  const { status, title } = PROBLEM_KINDS[kind];
+  return { type: PROBLEM_TYPE_BASE + kind, title, status, detail, ...(errors && errors.length > 0 ? { errors } : {}) };
 }
 
 export abstract class DomainError extends Error {

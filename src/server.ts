@@ -5,13 +5,12 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useGraphQlJit } from '@envelop/graphql-jit';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { createYoga } from 'graphql-yoga';
 import type { Config } from './config.ts';
 import type { DatabaseAvailability } from './db/availability.ts';
 import type { EntityManager, MikroORM } from './db/orm.ts';
 import type { Sql } from './db/sql.ts';
 import type { GraphQLContext } from './graphql/context.ts';
-import { logLevelOf, maskError, useValidationErrorCodes, useWholeRequestDenials } from './graphql/errors.ts';
 import { createLoaders } from './graphql/loaders.ts';
 import { schema } from './graphql/schema.ts';
 import type { Logger } from './log.ts';
@@ -21,7 +20,9 @@ import type { UsageRecorder } from './services/api-key-usage.ts';
 import type { ApiKeyVerifier } from './services/api-key-verifier.ts';
 import type { UserTokenVerifier } from './services/user-tokens.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
-import { scrubbedUrl, useApiKeys, type RequestAuth } from './plugins/api-key.ts';
+import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
+import { logLevelOf, maskError, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
+import { fromLibrary, type ServerContext } from './plugins/server-context.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
@@ -31,11 +32,12 @@ import { useVariableCoercion } from './plugins/variables.ts';
 import { useGraphQLMediaTypes } from './plugins/media-types.ts';
 import { useUrlLimit } from './plugins/url-limit.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
-import { useRateLimits, type RateLimitTicket } from './plugins/rate-limit.ts';
+import { useRateLimits } from './plugins/rate-limit.ts';
 import { useUsageCounting } from './plugins/usage.ts';
 import { useUserTokens } from './plugins/user-token.ts';
 import { useRest } from './rest/adapter.ts';
-import { MAX_BODY_BYTES } from './rest/request-body.ts';
+import { GRAPHQL_PATH } from './paths.ts';
+import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from './request-limits.ts';
 import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
 import { requestContext, requestIdFrom } from './request-context.ts';
@@ -71,9 +73,9 @@ const READINESS_CHECK_MS = 1500;
 export function createApp({ config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits }: AppDependencies): App {
   let draining = false;
 
-  const yoga = createYoga<{ auth?: RequestAuth; rateLimit?: RateLimitTicket; deadline?: AbortSignal }, GraphQLContext>({
+  const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
-    graphqlEndpoint: '/graphql',
+    graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
     // Bounded by useBodyLimit instead: refused with 413 before parsing; documents are bounded further by the token limit.
     maxRequestBodySize: false,
@@ -122,22 +124,21 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: guardHooks(
       [
-        useUrlLimit('/graphql'),
+        useUrlLimit(),
         useGraphiQLAssets(config.graphiql),
         useOpenApiDocument(VERSION),
-        useApiDocs({ openApiPath: '/openapi.json' }),
+        useApiDocs(),
         // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
         useApiKeys({
           verifier: apiKeys,
           trustProxy: config.trustProxy,
-          graphqlPath: '/graphql',
           logger,
           unidentified: { counter: rateLimits, limit: config.rateLimit.unidentifiedMax, windowMs: config.rateLimit.windowMs },
         }),
-        useUserTokens({ verify: userTokens, graphqlPath: '/graphql' }),
+        useUserTokens({ verify: userTokens }),
         // A browser can send a GET or a form post cross-site without a preflight; such requests must
         // carry a header no form can set. The API key header counts; a key in the URL does not.
-        useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] }),
+        fromLibrary(useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] })),
         // Variables coerced (or refused with GraphQL's own words) before any limit weighs them.
         useVariableCoercion(),
         ...useQueryLimits(config.queryLimits, config.production),
@@ -148,12 +149,12 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
         useValidationErrorCodes(),
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.
-        useGraphQlJit({}, { onError: (error) => logger.error({ err: error }, 'GraphQL document could not be compiled') }) as Plugin,
+        fromLibrary(useGraphQlJit({}, { onError: (error) => logger.error({ err: error }, 'GraphQL document could not be compiled') })),
         useGraphQLMediaTypes(),
         useBodyLimit(MAX_BODY_BYTES),
         useRest({ logger }),
       ],
-      { graphqlPath: '/graphql', logger },
+      { logger },
     ),
   });
 
@@ -176,6 +177,7 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
     {
       // Receiving a request (headers and body) is bounded by the same deadline (408). Node checks
       // that bound on a timer, every 30 s unless told otherwise: often enough to keep it.
+      maxHeaderSize: MAX_HEADER_BYTES,
       requestTimeout: config.requestTimeoutMs,
       headersTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.requestTimeoutMs / 10))),
@@ -195,8 +197,8 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
       }
       requestContext.run({ requestId }, () => {
         if (answerProbe(req, res, probes)) return;
-        const deadline = armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, graphqlPath: '/graphql', logger });
-        void yoga(req, res, { deadline });
+        const deadline = armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, logger });
+        void yoga(req, res, { req, res, deadline });
       });
     },
   );

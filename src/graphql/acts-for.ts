@@ -5,8 +5,6 @@ import { ForbiddenError, UnauthenticatedError } from '../errors.ts';
 import type { Scope } from '../services/api-keys.ts';
 import type { GraphQLContext } from './context.ts';
 
-export const BEARER_CHALLENGE = 'Bearer realm="portico"';
-
 export function hasScope(ctx: GraphQLContext, scope: Scope): boolean {
   return ctx.auth.key.scopes.includes(scope) || ctx.auth.key.scopes.includes('admin');
 }

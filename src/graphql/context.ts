@@ -1,8 +1,8 @@
 import type { EntityManager } from '../db/orm.ts';
 import type { Sql } from '../db/sql.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
-import type { RequestAuth } from '../plugins/api-key.ts';
-import type { RateLimitTicket } from '../plugins/rate-limit.ts';
+import type { RateLimitTicket } from '../rate-limit/ticket.ts';
+import type { RequestAuth } from '../services/request-auth.ts';
 import type { Loaders } from './loaders.ts';
 
 /** What every resolver receives: plain reads, a request-scoped entity manager for writes, and the request's batch loaders. */

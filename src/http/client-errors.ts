@@ -4,10 +4,9 @@
 // client that went away (reset, closed) gets nothing and is not worth a log line.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ProblemKind } from '../errors.ts';
+import { problem, type ProblemKind } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { problem } from '../rest/problem-details.ts';
-import { MAX_URL_LENGTH } from '../plugins/url-limit.ts';
+import { MAX_HEADER_BYTES, MAX_URL_LENGTH } from '../request-limits.ts';
 
 interface ClientError extends Error {
   code?: string;
@@ -32,7 +31,10 @@ function refusalOf(error: ClientError): { kind: ProblemKind; detail: string } | 
           .split('\r\n', 1)[0] ?? '';
       return requestLine.length > MAX_URL_LENGTH
         ? { kind: 'uri-too-long', detail: `The URL must be at most ${MAX_URL_LENGTH} characters; send fewer or shorter parameters.` }
-        : { kind: 'request-header-fields-too-large', detail: 'The request line and headers must be at most 16 KiB together.' };
+        : {
+            kind: 'request-header-fields-too-large',
+            detail: `The request line and headers must be at most ${MAX_HEADER_BYTES / 1024} KiB together.`,
+          };
     }
     default:
       return { kind: 'invalid-input', detail: 'The request is not valid HTTP/1.1.' };

@@ -5,21 +5,16 @@
 // DB_STATEMENT_TIMEOUT_MS at the latest, and the pool gets its connection back then.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
-import { refusalParts, type Face } from '../plugins/deny.ts';
+import { refusalParts } from '../refusals.ts';
 
-export function armDeadline(
-  req: IncomingMessage,
-  res: ServerResponse,
-  options: { timeoutMs: number; graphqlPath: string; logger: Logger },
-): AbortSignal {
+export function armDeadline(req: IncomingMessage, res: ServerResponse, options: { timeoutMs: number; logger: Logger }): AbortSignal {
   const stop = new AbortController();
   const timer = setTimeout(() => {
     if (res.headersSent || res.writableEnded) return;
     const path = (req.url ?? '/').split('?')[0]!;
-    const face: Face = path === options.graphqlPath ? 'graphql' : 'rest';
     options.logger.warn({ timeoutMs: options.timeoutMs }, 'request passed its deadline; answered 503');
     const seconds = options.timeoutMs >= 1000 ? `${options.timeoutMs / 1000} s` : `${options.timeoutMs} ms`;
-    const answer = refusalParts(face, path, String(req.headers.accept ?? ''), {
+    const answer = refusalParts(path, String(req.headers.accept ?? ''), {
       kind: 'timeout',
       detail: `The request took longer than the ${seconds} this service allows and was stopped; try again, or ask for less at once.`,
     });

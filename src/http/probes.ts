@@ -1,5 +1,6 @@
 // Liveness and readiness for orchestrators and load balancers, answered before any GraphQL work.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HEALTH_PATH, READY_PATH } from '../paths.ts';
 
 export interface Probes {
   /** Resolves to a reason when the service should not receive traffic, undefined when it may. */
@@ -16,12 +17,12 @@ function send(res: ServerResponse, status: number, body: object): void {
 /** Answers GET /health (the process is up) and GET /ready (it can serve); false for anything else. */
 export function answerProbe(req: IncomingMessage, res: ServerResponse, probes: Probes): boolean {
   const path = req.url?.split('?')[0];
-  if (path !== '/health' && path !== '/ready') return false;
+  if (path !== HEALTH_PATH && path !== READY_PATH) return false;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     res.writeHead(405, { allow: 'GET, HEAD' }).end();
     return true;
   }
-  if (path === '/health') {
+  if (path === HEALTH_PATH) {
     send(res, 200, { status: 'ok' });
     return true;
   }

@@ -2,28 +2,19 @@
 // before GraphQL parsing and before the REST adapter, so both are covered by the same check. The key
 // comes from the `x-api-key` header, or (discouraged, since URLs end up in logs and histories) from
 // the `api_key` query parameter, which is then removed from the URL the rest of the server sees.
-import type { IncomingMessage } from 'node:http';
-import type { Plugin } from 'graphql-yoga';
 import type { Logger } from '../log.ts';
 import { clientAddress, networkMatcher } from '../net/cidr.ts';
 import { decodeComponent } from '../net/uri.ts';
 import { databaseFailureOf } from '../db/failures.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
-import { deny, refuse, type Face } from './deny.ts';
+import { deny, refuse } from '../refusals.ts';
 import { rateLimitHeaders } from './rate-limit.ts';
 import { maskKeySecret } from '../services/api-key-secrets.ts';
 import type { ApiKeyVerifier, VerifiedKey } from '../services/api-key-verifier.ts';
-
-/** Who is calling, as established for one request. */
-export interface RequestAuth {
-  key: VerifiedKey;
-  clientIp: string;
-  /** The user a valid bearer token speaks for, when the request carries one. */
-  userId?: string;
-}
+import { API_KEY_CHALLENGE } from '../services/request-auth.ts';
+import type { ServerContext, ServerPlugin } from './server-context.ts';
 
 const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
-const WWW_AUTHENTICATE = 'ApiKey realm="portico", header="x-api-key"';
 
 /** A request URL fit for logs: an `api_key` query value is masked. */
 export function scrubbedUrl(url: string): string {
@@ -43,19 +34,17 @@ export interface UnidentifiedLimit {
 export function useApiKeys(options: {
   verifier: ApiKeyVerifier;
   trustProxy: readonly string[];
-  graphqlPath: string;
   logger: Logger;
   unidentified: UnidentifiedLimit;
-}): Plugin {
+}): ServerPlugin {
   const isTrustedProxy = networkMatcher(options.trustProxy);
   const fromQuery = new WeakSet<object>();
   return {
     onRequest({ request, url, serverContext, endResponse, setRequest }) {
-      const face: Face = url.pathname === options.graphqlPath ? 'graphql' : 'rest';
-      const node = (serverContext as { req?: IncomingMessage }).req;
-      const forwarded = node?.headers['x-forwarded-for'];
+      const node = serverContext.req;
+      const forwarded = node.headers['x-forwarded-for'];
       const clientIp = clientAddress(
-        node?.socket.remoteAddress ?? '',
+        node.socket.remoteAddress ?? '',
         Array.isArray(forwarded) ? forwarded.join(',') : forwarded,
         isTrustedProxy,
       );
@@ -68,14 +57,14 @@ export function useApiKeys(options: {
         const state = await counter.consume(`unidentified:${clientIp}`, 1, limit, windowMs);
         if (state && !state.allowed) {
           endResponse(
-            refuse(face, request, {
+            refuse(request, {
               kind: 'quota-exceeded',
               detail: `Too many requests without a valid API key from ${clientIp}; try again in ${Math.ceil(state.resetMs / 1000)} s.`,
               headers: rateLimitHeaders(state, windowMs, 'per-address'),
             }),
           );
         } else {
-          endResponse(deny(face, request, 401, detail, WWW_AUTHENTICATE));
+          endResponse(deny(request, 401, detail, API_KEY_CHALLENGE));
         }
       };
       const headerKey = request.headers.get('x-api-key');
@@ -92,10 +81,10 @@ export function useApiKeys(options: {
       const identified = (key: VerifiedKey | undefined) => {
         if (!key) return unidentified('The API key is not valid: it is unknown, revoked or expired.');
         if (!key.allowsAddress(clientIp)) {
-          endResponse(deny(face, request, 403, `This API key may not be used from ${clientIp}.`));
+          endResponse(deny(request, 403, `This API key may not be used from ${clientIp}.`));
           return;
         }
-        (serverContext as { auth?: RequestAuth }).auth = { key, clientIp };
+        serverContext.auth = { key, clientIp };
       };
       // The key cannot be checked while the database is down: that is the service's problem, not
       // the client's credentials (503, not 401). Anything else is a bug, for the guard to report.
@@ -103,7 +92,7 @@ export function useApiKeys(options: {
         const failure = databaseFailureOf(error);
         if (!failure) throw error;
         endResponse(
-          refuse(face, request, {
+          refuse(request, {
             kind: failure === 'unreachable' ? 'unavailable' : 'timeout',
             detail: 'The API key cannot be checked right now: the database is not answering; try again shortly.',
           }),

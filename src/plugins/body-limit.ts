@@ -3,7 +3,7 @@
 // bytes a Content-Length declares, so a declared length is checked once, and only a body without
 // one (chunked) is counted as it arrives.
 import { createGraphQLError } from '@graphql-tools/utils';
-import type { Plugin } from 'graphql-yoga';
+import type { ServerPlugin } from './server-context.ts';
 
 const tooLarge = (maxBytes: number) =>
   createGraphQLError(`The body must be at most ${maxBytes} bytes.`, { extensions: { http: { status: 413 } } });
@@ -34,7 +34,7 @@ function counted(
   } as RequestInit);
 }
 
-export function useBodyLimit(maxBytes: number): Plugin {
+export function useBodyLimit(maxBytes: number): ServerPlugin {
   return {
     onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       const declared = request.headers.get('content-length');

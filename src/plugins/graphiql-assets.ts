@@ -2,8 +2,9 @@
 // and yoga's default page loads its scripts from a CDN. The bundle is served as separate, cacheable
 // files rather than inlined, so the page itself stays small. It is some 25 MB of strings, so it is
 // loaded when GraphiQL is first asked for, and never where GraphiQL is off (production's default).
-import type { GraphiQLOptions, Plugin } from 'graphql-yoga';
-import { refuse } from './deny.ts';
+import type { GraphiQLOptions } from 'graphql-yoga';
+import { refuse } from '../refusals.ts';
+import type { ServerPlugin } from './server-context.ts';
 
 const PREFIX = '/graphiql/assets/';
 
@@ -22,7 +23,7 @@ function assetOf(loaded: Bundle, name: string): { body: string; type: string } |
   return Object.hasOwn(assets, name) ? assets[name] : undefined;
 }
 
-export function useGraphiQLAssets(enabled: boolean): Plugin {
+export function useGraphiQLAssets(enabled: boolean): ServerPlugin {
   if (!enabled) return {};
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
@@ -32,7 +33,7 @@ export function useGraphiQLAssets(enabled: boolean): Plugin {
         endResponse(
           asset
             ? new fetchAPI.Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' } })
-            : refuse('rest', request, { kind: 'not-found', detail: `Nothing is at ${url.pathname}.` }),
+            : refuse(request, { kind: 'not-found', detail: `Nothing is at ${url.pathname}.` }),
         );
       });
     },

@@ -2,29 +2,26 @@
 // under yoga would answer it with a 500 whose body is the error's stack. Here it becomes a 500 in the
 // face's own error format, with no internals, and the cause is logged with the request id. A hook
 // that failed because the client went away (its body stopped mid-way) is not a fault of ours.
-import type { Plugin } from 'graphql-yoga';
 import { INTERNAL_DETAIL } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { refuse, type Face } from './deny.ts';
+import { refuse } from '../refusals.ts';
+import type { ServerPlugin } from './server-context.ts';
 
-type HookedPlugin = Pick<Plugin, 'onRequest' | 'onResponse'>;
-
-export function guardHooks<P extends HookedPlugin>(plugins: P[], options: { graphqlPath: string; logger: Logger }): P[] {
-  const faceOf = (request: Request): Face => (new URL(request.url).pathname === options.graphqlPath ? 'graphql' : 'rest');
+export function guardHooks(plugins: ServerPlugin[], options: { logger: Logger }): ServerPlugin[] {
   const internal = (request: Request, error: unknown, hook: string) => {
     if (request.signal.aborted) options.logger.debug({ err: error, hook }, 'client went away during the request');
     else options.logger.error({ err: error, hook }, 'unexpected error while handling a request');
-    return refuse(faceOf(request), request, { kind: 'internal', detail: INTERNAL_DETAIL });
+    return refuse(request, { kind: 'internal', detail: INTERNAL_DETAIL });
   };
   // Hooks stay synchronous when they are: wrapping every one in an async function would cost a
   // promise per hook per request.
   const guarded = <A extends { request: Request }>(
-    hook: (payload: A) => unknown,
+    hook: (payload: A) => void | Promise<void>,
     plugin: object,
     name: string,
     answer: (payload: A, response: Response) => void,
   ) =>
-    function (payload: A) {
+    function (payload: A): void | Promise<void> {
       try {
         const result = hook.call(plugin, payload);
         return result instanceof Promise
@@ -35,7 +32,7 @@ export function guardHooks<P extends HookedPlugin>(plugins: P[], options: { grap
         return undefined;
       }
     };
-  return plugins.map((plugin): P => {
+  return plugins.map((plugin): ServerPlugin => {
     const { onRequest, onResponse } = plugin;
     return {
       ...plugin,

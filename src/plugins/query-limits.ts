@@ -15,11 +15,11 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import type { QueryLimits } from '../config.ts';
 import { QueryTooComplexError } from '../errors.ts';
 import { PAGE_SIZE, ORDERS_BY_USER_MAX } from '../services/limits.ts';
 import { coercedVariables } from './variables.ts';
+import { fromLibrary, type ServerPlugin } from './server-context.ts';
 
 /** Fields whose size is fixed rather than chosen by an argument. */
 const FIXED_SIZES: ReadonlyMap<string, number> = new Map([['Query.orders', ORDERS_BY_USER_MAX]]);
@@ -107,7 +107,7 @@ function costWith(
   return queryCost(schema, root, operation.selectionSet, fragments, variables);
 }
 
-export function useQueryLimits(limits: QueryLimits, production: boolean): Plugin[] {
+export function useQueryLimits(limits: QueryLimits, production: boolean): ServerPlugin[] {
   const armor = EnvelopArmorPlugin({
     maxDepth: { n: limits.maxDepth, exposeLimits: true, ignoreIntrospection: true },
     maxAliases: { n: limits.maxAliases, exposeLimits: true },
@@ -118,7 +118,7 @@ export function useQueryLimits(limits: QueryLimits, production: boolean): Plugin
     // Suggestions ("Did you mean …?") map a schema for an attacker; development keeps them.
     blockFieldSuggestion: { enabled: production },
   });
-  const cost: Plugin = {
+  const cost: ServerPlugin = {
     onExecute({ args }) {
       const coerced = coercedVariables(args);
       const total = 'errors' in coerced ? undefined : costWith(args.schema, args.document, args.operationName, coerced.coerced);
@@ -127,5 +127,5 @@ export function useQueryLimits(limits: QueryLimits, production: boolean): Plugin
       }
     },
   };
-  return [armor as Plugin, cost];
+  return [fromLibrary(armor), cost];
 }

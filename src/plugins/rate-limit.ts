@@ -13,12 +13,12 @@
 // request fits, one when it does not (with `max: 1`, that is over the limit).
 import { Store, useRateLimiter, type Identity } from '@envelop/rate-limiter';
 import type { DocumentNode } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { RateLimitedError } from '../errors.ts';
 import type { WindowState } from '../rate-limit/counter.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
-import type { RequestAuth } from './api-key.ts';
+import type { RateLimitTicket } from '../rate-limit/ticket.ts';
 import { rootFields } from './root-fields.ts';
+import { fromLibrary, type ServerContext, type ServerPlugin } from './server-context.ts';
 
 /** The policies' names in the RateLimit and RateLimit-Policy fields. */
 type Policy = 'per-key' | 'per-address';
@@ -28,29 +28,6 @@ export interface RateLimitOptions {
   /** Units per window for keys without a limit of their own. */
   defaultLimit: number;
   windowMs: number;
-}
-
-/**
- * One request's budget check, shared by every root field of it, the response headers and the
- * `rateLimit` query field.
- */
-export interface RateLimitTicket {
-  id: string;
-  keyId: string;
-  limit: number;
-  /** Operations this request runs (its root fields). */
-  cost: number;
-  windowMs: number;
-  decision?: Promise<WindowState | undefined>;
-  /** The settled decision; undefined while pending, or when the counter could not be asked. */
-  state?: WindowState;
-  /** When the decision was made (resetMs counts from here). */
-  decidedAt?: number;
-}
-
-interface RateLimitedServerContext {
-  auth?: RequestAuth;
-  rateLimit?: RateLimitTicket;
 }
 
 const seconds = (ms: number) => Math.max(Math.ceil(ms / 1000), 1);
@@ -70,7 +47,7 @@ export function rateLimitHeaders(state: WindowState, windowMs: number, policy: P
   };
 }
 
-export function useRateLimits(options: RateLimitOptions): Plugin[] {
+export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
   const { counter, windowMs } = options;
   /** Tickets of requests in flight, by id: the library hands its Store only the identity string. */
   const tickets = new Map<string, RateLimitTicket>();
@@ -93,7 +70,8 @@ export function useRateLimits(options: RateLimitOptions): Plugin[] {
 
   const perRootField = { field: '*', max: 1, readOnly: true };
   const limiter = useRateLimiter({
-    identifyFn: (context) => (context as RateLimitedServerContext).rateLimit?.id ?? '',
+    // The library types the context as unknown; it is the execution context, built on ServerContext.
+    identifyFn: (context) => (context as ServerContext).rateLimit?.id ?? '',
     configByField: [
       { type: 'Query', ...perRootField },
       { type: 'Mutation', ...perRootField },
@@ -112,23 +90,22 @@ export function useRateLimits(options: RateLimitOptions): Plugin[] {
     transformError: (message) => new RateLimitedError(message),
   });
 
-  const tickets$: Plugin = {
+  const tickets$: ServerPlugin = {
     onRequest({ serverContext }) {
-      const context = serverContext as RateLimitedServerContext;
-      if (!context.auth) return;
-      const { key } = context.auth;
+      if (!serverContext.auth) return;
+      const { key } = serverContext.auth;
       const id = `${key.id}#${++sequence}`;
       const ticket: RateLimitTicket = { id, keyId: key.id, limit: key.rateLimitPerMinute ?? options.defaultLimit, cost: 1, windowMs };
       tickets.set(id, ticket);
-      context.rateLimit = ticket;
+      serverContext.rateLimit = ticket;
     },
     onExecute({ args }) {
-      const ticket = (args.contextValue as RateLimitedServerContext).rateLimit;
+      const ticket = args.contextValue.rateLimit;
       // Each root field costs one unit; validation guarantees an operation has at least one.
       if (ticket && !ticket.decision) ticket.cost = Math.max(rootFields(args.document, args.operationName)?.fields.length ?? 1, 1);
     },
     async onResponse({ serverContext, response }) {
-      const ticket = (serverContext as RateLimitedServerContext).rateLimit;
+      const ticket = serverContext.rateLimit;
       if (!ticket) return;
       tickets.delete(ticket.id);
       // A request refused before execution spent nothing; its answer still says where the budget stands.
@@ -142,16 +119,16 @@ export function useRateLimits(options: RateLimitOptions): Plugin[] {
   // object, so a copy per request would compile every request anew. A request that goes on to run
   // had nothing removed (a refusal stops it whole), so the document yoga parsed and cached goes back.
   const parsed = new WeakMap<object, DocumentNode>();
-  const remember: Plugin = {
+  const remember: ServerPlugin = {
     onExecute({ args }) {
       parsed.set(args, args.document);
     },
   };
-  const restore: Plugin = {
+  const restore: ServerPlugin = {
     onExecute({ args }) {
       const document = parsed.get(args);
       if (document) args.document = document;
     },
   };
-  return [tickets$, remember, limiter as Plugin, restore];
+  return [tickets$, remember, fromLibrary(limiter), restore];
 }

@@ -1,9 +1,8 @@
 // Counts each executed request against its API key, on both faces: REST routes run through the
 // same execution, so a REST call and the GraphQL query behind it count as the same operation.
-import type { Plugin } from 'graphql-yoga';
-import type { GraphQLContext } from '../graphql/context.ts';
 import type { UsageRecorder } from '../services/api-key-usage.ts';
 import { rootFields, type RootFields } from './root-fields.ts';
+import type { ServerPlugin } from './server-context.ts';
 
 /** What an operation is counted as: its distinct root fields, sorted (`Query.user+Query.users`). */
 const labels = new WeakMap<RootFields, string>();
@@ -18,11 +17,11 @@ function labelOf(run: RootFields): string {
   return label;
 }
 
-export function useUsageCounting(recorder: UsageRecorder): Plugin<GraphQLContext> {
+export function useUsageCounting(recorder: UsageRecorder): ServerPlugin {
   return {
     onExecute({ args }) {
       const run = rootFields(args.document, args.operationName);
-      const auth = (args.contextValue as Partial<GraphQLContext>).auth;
+      const { auth } = args.contextValue;
       if (!run || !auth) return;
       recorder.record(auth.key.id, labelOf(run), auth.clientIp);
     },

@@ -2,8 +2,8 @@
 // fit their types is refused with GraphQL's standard messages (graphql-jit, which runs the document,
 // words them its own way), and the limits weigh the values execution will see.
 import { getOperationAST, getVariableValues, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
-import { maskError } from '../graphql/errors.ts';
+import { maskError } from './error-masking.ts';
+import type { ServerPlugin } from './server-context.ts';
 
 interface ExecutionInput {
   schema: GraphQLSchema;
@@ -27,7 +27,7 @@ export function coercedVariables(args: ExecutionInput): Coerced {
   return result;
 }
 
-export function useVariableCoercion(): Plugin {
+export function useVariableCoercion(): ServerPlugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const result = coercedVariables(args);

@@ -8,16 +8,18 @@
 import { STATUS_CODES } from 'node:http';
 import { buildOperationNodeForField } from '@graphql-tools/utils';
 import { Kind, OperationTypeNode, getNamedType, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
-import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { YogaServer } from 'graphql-yoga';
 import { createSofa } from 'sofa-api';
-import type { FieldError } from '../errors.ts';
-import { BEARER_CHALLENGE } from '../graphql/acts-for.ts';
-import { maskError } from '../graphql/errors.ts';
+import { problem, type FieldError, type Problem } from '../errors.ts';
+import { maskError } from '../plugins/error-masking.ts';
+import { BEARER_CHALLENGE } from '../services/request-auth.ts';
 import type { Logger } from '../log.ts';
-import { RequestProblem, problem, problemFromGraphQLErrors, problemResponse, type Problem } from './problem-details.ts';
+import { GRAPHQL_PATH } from '../paths.ts';
+import { RequestProblem, problemFromGraphQLErrors, problemResponse } from './problem-details.ts';
 import { inputFor } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
 import { ROUTES, matchRoute, queryParameters, restNames, type RestRoute } from './routes.ts';
+import type { ServerContext, ServerPlugin } from '../plugins/server-context.ts';
 
 const INT32 = /^-?\d{1,10}$/;
 
@@ -83,13 +85,13 @@ function withRestNames(body: Problem, route: RestRoute, instance: string): Probl
   return { ...body, detail, instance, ...(errors ? { errors } : {}) };
 }
 
-export function useRest({ logger }: { logger: Logger }): Plugin {
+export function useRest({ logger }: { logger: Logger }): ServerPlugin {
   let schema: GraphQLSchema | undefined;
   let operations = new Map<RestRoute, Operation>();
-  let getEnveloped: YogaServerInstance<object, object>['getEnveloped'] | undefined;
+  let getEnveloped: YogaServer<ServerContext, object>['getEnveloped'] | undefined;
 
   /** Runs a route's operation through the same envelop as GraphQL requests, plugins and masking included. */
-  async function run(operation: Operation, variableValues: Record<string, unknown>, serverContext: object, request: Request) {
+  async function run(operation: Operation, variableValues: Record<string, unknown>, serverContext: ServerContext, request: Request) {
     const context = Object.assign(serverContext, { request });
     const enveloped = getEnveloped!(context);
     const contextValue = await enveloped.contextFactory(context);
@@ -104,7 +106,7 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
 
   return {
     onYogaInit({ yoga }) {
-      getEnveloped = (yoga as unknown as YogaServerInstance<object, object>).getEnveloped;
+      getEnveloped = yoga.getEnveloped;
     },
     onSchemaChange(payload) {
       schema = restSchema(payload.schema);
@@ -113,7 +115,7 @@ export function useRest({ logger }: { logger: Logger }): Plugin {
     onRequest({ request, endResponse, serverContext, fetchAPI }) {
       // From the request, not the payload's URL: an earlier plugin may have rewritten the request.
       const url = new URL(request.url);
-      if (url.pathname === '/graphql') return;
+      if (url.pathname === GRAPHQL_PATH) return;
       const method = request.method === 'HEAD' ? 'GET' : request.method;
       const instance = url.pathname;
       const match = matchRoute(method, url.pathname);

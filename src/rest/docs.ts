@@ -4,11 +4,12 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { Plugin } from 'graphql-yoga';
-import { problem, problemResponse } from './problem-details.ts';
+import { problem } from '../errors.ts';
+import { DOCS_PATH as PAGE, OPENAPI_PATH } from '../paths.ts';
+import { problemResponse } from './problem-details.ts';
+import type { ServerPlugin } from '../plugins/server-context.ts';
 
-const PAGE = '/docs';
-const PREFIX = '/docs/assets/';
+const PREFIX = `${PAGE}/assets/`;
 const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
 
@@ -52,10 +53,10 @@ function loadAssets(openApiPath: string): Record<string, { body: string | Uint8A
   };
 }
 
-/** Serves the API reference at GET /docs, rendering the OpenAPI document at `openApiPath`. */
-export function useApiDocs(options: { openApiPath: string }): Plugin {
+/** Serves the API reference at GET /docs, rendering the OpenAPI document the service serves. */
+export function useApiDocs(): ServerPlugin {
   // Read once, at startup, so a missing package fails the boot rather than the first reader.
-  const assets = loadAssets(options.openApiPath);
+  const assets = loadAssets(OPENAPI_PATH);
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       const { pathname } = url;

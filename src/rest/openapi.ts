@@ -3,15 +3,16 @@
 // HTTP contract the adapter adds (statuses, Location, Problem Details, media types) is described here.
 import { buildSchemaObjectFromType } from 'sofa-api';
 import { getNamedType, isNonNullType, isObjectType, type GraphQLSchema } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { ORDER_STATUSES } from '../db/entities/index.ts';
 import { PROBLEM_TYPE_BASE } from '../errors.ts';
 import { EMAIL_MAX_LENGTH, PAGE_SIZE, NAME_MAX_LENGTH, PAGE_NUMBER_MAX, TOTAL_MAX } from '../services/limits.ts';
 import { USER_SORTS } from '../services/user-list.ts';
-import { MAX_BODY_BYTES } from './request-body.ts';
+import { OPENAPI_PATH } from '../paths.ts';
+import { MAX_BODY_BYTES } from '../request-limits.ts';
 import { PROBLEM_KINDS, type ProblemKind } from '../errors.ts';
 import { restSchema } from './rest-schema.ts';
 import { ROUTES, pathParameters, queryParameters, routeField, type RestRoute } from './routes.ts';
+import type { ServerPlugin } from '../plugins/server-context.ts';
 
 type Json = Record<string, unknown>;
 
@@ -353,14 +354,14 @@ export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string)
 }
 
 /** Serves the document at GET /openapi.json; it is built once, from the schema the server runs. */
-export function useOpenApiDocument(version: string): Plugin {
+export function useOpenApiDocument(version: string): ServerPlugin {
   let body = '';
   return {
     onSchemaChange({ schema }) {
       body = JSON.stringify(buildOpenApiDocument(schema, version));
     },
     onRequest({ request, url, endResponse, fetchAPI }) {
-      if (url.pathname !== '/openapi.json' || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+      if (url.pathname !== OPENAPI_PATH || (request.method !== 'GET' && request.method !== 'HEAD')) return;
       endResponse(
         new fetchAPI.Response(request.method === 'HEAD' ? null : body, { headers: { 'content-type': 'application/json; charset=utf-8' } }),
       );

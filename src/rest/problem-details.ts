@@ -3,28 +3,14 @@ import { STATUS_CODES } from 'node:http';
 import { GraphQLError } from 'graphql';
 import {
   INTERNAL_DETAIL,
-  PROBLEM_KINDS,
-  PROBLEM_TYPE_BASE,
   kindOfCode,
   kindOfType,
+  problem,
   problemHeaders,
   type FieldError,
+  type Problem,
   type ProblemKind,
 } from '../errors.ts';
-
-export interface Problem {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  instance?: string;
-  errors?: FieldError[];
-}
-
-export function problem(kind: ProblemKind, detail: string, errors?: FieldError[]): Problem {
-  const { status, title } = PROBLEM_KINDS[kind];
-  return { type: PROBLEM_TYPE_BASE + kind, title, status, detail, ...(errors && errors.length > 0 ? { errors } : {}) };
-}
 
 /** A request refused by the REST adapter before it reaches GraphQL, naming fields as the client sent them. */
 export class RequestProblem extends Error {

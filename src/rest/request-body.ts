@@ -3,17 +3,10 @@
 // field the route's input has. Each member is looked up as the string it is, so `__proto__` or
 // `constructor` are reported as sent, never resolved against JavaScript's prototypes.
 import { getNamedType, isInputObjectType, type GraphQLSchema } from 'graphql';
-import type { FieldError } from '../errors.ts';
-import { RequestProblem, problem } from './problem-details.ts';
+import { problem, type FieldError } from '../errors.ts';
+import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '../request-limits.ts';
+import { RequestProblem } from './problem-details.ts';
 import { routeField, type RestRoute } from './routes.ts';
-
-/** Largest REST request body accepted, in bytes. */
-export const MAX_BODY_BYTES = 64 * 1024;
-/**
- * Deepest nesting of arrays and objects accepted in a body. Ours are flat; the bound keeps a hostile
- * body from exhausting the stack of whatever walks it next (JSON.stringify, GraphQL's coercion).
- */
-export const MAX_BODY_DEPTH = 32;
 
 /**
  * How much of a body without a declared length is read past the limit before the 413 is sent:

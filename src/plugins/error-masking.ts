@@ -2,13 +2,13 @@
 // graphql-js raised about the request itself (syntax, validation, variables) are BAD_USER_INPUT;
 // anything else is masked to INTERNAL, and the original goes to the log with the request id.
 import { GraphQLError } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { databaseFailureOf } from '../db/failures.ts';
 import {
   DomainError,
   ForbiddenError,
   PROBLEM_KINDS,
   PROBLEM_TYPE_BASE,
+  stopsWholeRequest,
   TimeoutError,
   UNAVAILABLE_RETRY_AFTER_S,
   UnauthenticatedError,
@@ -17,7 +17,8 @@ import {
   ValidationError,
   type ProblemKind,
 } from '../errors.ts';
-import { BEARER_CHALLENGE } from './acts-for.ts';
+import { BEARER_CHALLENGE } from '../services/request-auth.ts';
+import type { ServerPlugin } from './server-context.ts';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
@@ -52,20 +53,13 @@ export function logLevelOf(error: unknown): 'debug' | 'warn' | 'error' {
   return domain !== undefined || isGraphQLOwnError(error) ? 'debug' : 'error';
 }
 
-/**
- * Kinds that stop a request as a whole, so the response takes their HTTP status: a document over a
- * limit is refused before execution; for a spent budget the rate limit plugin adds Retry-After and
- * the RateLimit fields; the database's failures answer 503.
- */
-const WHOLE_REQUEST_KINDS: ReadonlySet<ProblemKind> = new Set(['query-too-complex', 'quota-exceeded', 'timeout', 'unavailable']);
-
 export function maskError(error: unknown): GraphQLError {
   const located = error instanceof GraphQLError ? error : undefined;
   const options = { nodes: located?.nodes, source: located?.source, positions: located?.positions, path: located?.path };
 
   const domain = domainErrorOf(error);
   if (domain) {
-    const whole = WHOLE_REQUEST_KINDS.has(domain.kind);
+    const whole = stopsWholeRequest(domain.kind);
     return new GraphQLError(domain.message, {
       ...options,
       extensions: {
@@ -99,11 +93,7 @@ function asRequestError(error: GraphQLError): GraphQLError {
   const status = (http as { status?: number } | undefined)?.status;
   const kind: ProblemKind = limit
     ? 'query-too-complex'
-    : status === 403
-      ? 'forbidden'
-      : status === 413
-        ? 'payload-too-large'
-        : 'invalid-input';
+    : (YOGA_REFUSALS.find((refusal) => PROBLEM_KINDS[refusal].status === status) ?? 'invalid-input');
   const { code } = PROBLEM_KINDS[kind];
   return new GraphQLError(limit ?? error.message, {
     nodes: error.nodes,
@@ -114,10 +104,13 @@ function asRequestError(error: GraphQLError): GraphQLError {
   });
 }
 
+/** Statuses yoga itself refuses requests with (CSRF prevention, body size) besides plain input errors. */
+const YOGA_REFUSALS = ['forbidden', 'payload-too-large'] as const satisfies readonly ProblemKind[];
+
 const ARMOR_REJECTION = /^Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)$/;
 
 /** Validation errors bypass masking in yoga; this gives them the same code as every other input error. */
-export function useValidationErrorCodes(): Plugin {
+export function useValidationErrorCodes(): ServerPlugin {
   return {
     onValidate:
       () =>
@@ -132,7 +125,7 @@ export function useValidationErrorCodes(): Plugin {
  * user token, else 403), as a client expects of a request that could not run at all; a denial
  * beside data stays a field error in a 200.
  */
-export function useWholeRequestDenials(): Plugin {
+export function useWholeRequestDenials(): ServerPlugin {
   return {
     onExecute: () => ({
       onExecuteDone: ({ result, setResult }) => {
@@ -142,8 +135,11 @@ export function useWholeRequestDenials(): Plugin {
         const kinds = result.errors.map((error) => domainErrorOf(error));
         const denied = kinds.every((kind) => kind instanceof ForbiddenError || kind instanceof UnauthenticatedError);
         if (!nothingRan || !denied) return;
-        const unauthenticated = kinds.every((kind) => kind instanceof UnauthenticatedError);
-        const http = unauthenticated ? { status: 401, headers: { 'www-authenticate': BEARER_CHALLENGE } } : { status: 403 };
+        const kind: ProblemKind = kinds.every((each) => each instanceof UnauthenticatedError) ? 'unauthenticated' : 'forbidden';
+        const http = {
+          status: PROBLEM_KINDS[kind].status,
+          ...(kind === 'unauthenticated' ? { headers: { 'www-authenticate': BEARER_CHALLENGE } } : {}),
+        };
         const errors = result.errors.map(
           (error) =>
             new GraphQLError(error.message, {

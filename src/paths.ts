@@ -1,0 +1,9 @@
+// The paths the service answers besides the REST routes (rest/routes.ts is the table of those).
+export const GRAPHQL_PATH = '/graphql';
+export const OPENAPI_PATH = '/openapi.json';
+/** The API reference page; its assets are served below it. */
+export const DOCS_PATH = '/docs';
+/** Liveness: the process is up. */
+export const HEALTH_PATH = '/health';
+/** Readiness: the service can serve (its database answers). */
+export const READY_PATH = '/ready';

@@ -1,0 +1,19 @@
+import type { WindowState } from './counter.ts';
+
+/**
+ * One request's budget check, shared by every root field of it, the response headers and the
+ * `rateLimit` query field.
+ */
+export interface RateLimitTicket {
+  id: string;
+  keyId: string;
+  limit: number;
+  /** Operations this request runs (its root fields). */
+  cost: number;
+  windowMs: number;
+  decision?: Promise<WindowState | undefined>;
+  /** The settled decision; undefined while pending, or when the counter could not be asked. */
+  state?: WindowState;
+  /** When the decision was made (resetMs counts from here). */
+  decidedAt?: number;
+}
