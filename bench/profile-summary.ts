@@ -14,6 +14,34 @@ interface Profile {
   timeDeltas: number[];
 }
 
+/** Whether a parsed file has the parts of a CPU profile that are summed: a wrong file is named rather than failing midway. */
+function isProfile(value: unknown): value is Profile {
+  if (typeof value !== 'object' || value === null) return false;
+  if (!('nodes' in value && 'samples' in value && 'timeDeltas' in value)) return false;
+  const { nodes, samples, timeDeltas } = value;
+  return (
+    Array.isArray(nodes) &&
+    nodes.every(
+      (node: unknown) =>
+        typeof node === 'object' &&
+        node !== null &&
+        'id' in node &&
+        typeof node.id === 'number' &&
+        'callFrame' in node &&
+        typeof node.callFrame === 'object' &&
+        node.callFrame !== null &&
+        'functionName' in node.callFrame &&
+        typeof node.callFrame.functionName === 'string' &&
+        'url' in node.callFrame &&
+        typeof node.callFrame.url === 'string',
+    ) &&
+    Array.isArray(samples) &&
+    samples.every((id) => typeof id === 'number') &&
+    Array.isArray(timeDeltas) &&
+    timeDeltas.every((delta) => typeof delta === 'number')
+  );
+}
+
 /** Where a frame's code lives: `pkg @scope/name`, `src/<folder>`, `node`, or a V8 pseudo-frame. */
 export function placeOf({ functionName, url }: ProfileNode['callFrame']): string {
   const inPackage = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
@@ -27,7 +55,8 @@ export function placeOf({ functionName, url }: ProfileNode['callFrame']): string
 
 /** Shares of CPU time by place, largest first, with idle left out of the shares. */
 export function summarise(file: string): { place: string; percent: number }[] {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const profile: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  if (!isProfile(profile)) throw new Error(`${file} is not a V8 CPU profile`);
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   const totals = new Map<string, number>();
   profile.samples.forEach((id, i) => {

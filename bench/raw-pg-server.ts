@@ -20,6 +20,21 @@ const NESTED = `
 const USER = 'select id, name, email from users where id = $1';
 const CREATE_ORDER = `insert into orders (id, user_id, total, status, created_at) values ($1, $2, $3, 'pending', now()) returning id, total`;
 
+/** The order a request asks for; anything else is the load generator's mistake, answered with 500 like any failure. */
+function orderOf(body: string): { userId: string; total: number } {
+  const order: unknown = JSON.parse(body);
+  if (
+    typeof order === 'object' &&
+    order !== null &&
+    'userId' in order &&
+    typeof order.userId === 'string' &&
+    'total' in order &&
+    typeof order.total === 'number'
+  )
+    return { userId: order.userId, total: order.total };
+  throw new Error(`not an order: ${body}`);
+}
+
 async function answer(req: http.IncomingMessage): Promise<unknown> {
   const { pathname, searchParams } = new URL(req.url ?? '/', 'http://localhost');
   switch (pathname) {
@@ -34,7 +49,7 @@ async function answer(req: http.IncomingMessage): Promise<unknown> {
     case '/orders': {
       let body = '';
       for await (const chunk of req) body += String(chunk);
-      const { userId, total } = JSON.parse(body) as { userId: string; total: number };
+      const { userId, total } = orderOf(body);
       return (await pool.query(CREATE_ORDER, [newId('order'), userId, total])).rows[0];
     }
     default:

@@ -26,10 +26,11 @@ import { generateKeySecret } from '../src/services/api-key-secrets.ts';
 import { ApiKeyVerifier } from '../src/services/api-key-verifier.ts';
 // The same private redis-server the tests start (a real server on a free loopback port).
 import { REDIS_SERVER_PATH, startTestRedis } from '../test/support/redis.ts';
-import { load, quantile, type HttpRequest, type Run } from './load.ts';
+import { load, quantile, type Run } from './load.ts';
 import { CAN_PIN, childrenCpuMs, cpuMs, pin, pinned, rssMb, watchRss } from './process-stats.ts';
 import { summarise } from './profile-summary.ts';
 import { scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
+import { boundAddress } from '../src/net/bound-address.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const ORDERS_PER_USER = 10;
@@ -49,7 +50,7 @@ const profileOnly = process.argv.slice(2).find((arg) => !arg.startsWith('--'));
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
+      const { port } = boundAddress(server);
       server.close(() => resolve(port));
     });
   });
@@ -77,7 +78,7 @@ async function startServer(name: ServerName, command: string[], env: NodeJS.Proc
   const child = spawn(file, args, { cwd, env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));
-  const listening = new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.includes('listening') && resolve()));
+  const listening = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => chunk.includes('listening') && resolve()));
   // Portico logs nothing at the benchmark's log level; it says it is ready on /ready.
   const ready = async () => {
     for (;;) {
@@ -102,14 +103,16 @@ async function stopServer(server: Server | undefined, signal: NodeJS.Signals = '
   await exited;
 }
 
-async function issueKey(env: NodeJS.ProcessEnv): Promise<string> {
+function issueKey(env: NodeJS.ProcessEnv): string {
   const result = spawnSync(
     process.execPath,
     ['src/cli/keys.ts', 'create', '--name', 'Benchmark', '--scopes', 'admin', '--rate-limit', '1000000000', '--json'],
     { cwd: ROOT, env, encoding: 'utf8' },
   );
   if (result.status !== 0) throw new Error(`creating the benchmark key failed: ${result.stderr}`);
-  return (JSON.parse(result.stdout) as { secret: string }).secret;
+  const created: unknown = JSON.parse(result.stdout);
+  if (typeof created === 'object' && created !== null && 'secret' in created && typeof created.secret === 'string') return created.secret;
+  throw new Error(`the benchmark key's creation printed no secret: ${result.stdout}`);
 }
 
 /** SQL statements PostgreSQL has run in the benchmark database (pg_stat_statements). */
@@ -239,7 +242,17 @@ async function startKeyFlood(url: string): Promise<{ stop(): Promise<{ sent: num
     async stop() {
       child.kill('SIGTERM');
       await exited;
-      return JSON.parse(out.slice('sending\n'.length)) as { sent: number; refused: number };
+      const counts: unknown = JSON.parse(out.slice('sending\n'.length));
+      if (
+        typeof counts === 'object' &&
+        counts !== null &&
+        'sent' in counts &&
+        typeof counts.sent === 'number' &&
+        'refused' in counts &&
+        typeof counts.refused === 'number'
+      )
+        return { sent: counts.sent, refused: counts.refused };
+      throw new Error(`the flood ended without its counts: ${out}`);
     },
   };
 }
@@ -336,7 +349,7 @@ try {
   };
   const migrated = spawnSync(process.execPath, ['src/cli/db.ts', 'migrate'], { cwd: ROOT, env, stdio: 'ignore' });
   if (migrated.status !== 0) throw new Error('migrating the benchmark database failed');
-  const apiKey = await issueKey(env);
+  const apiKey = issueKey(env);
   const seedStarted = performance.now();
   const seeded = spawnSync(process.execPath, ['src/cli/seed.ts', '--users', String(USERS), '--orders-per-user', String(ORDERS_PER_USER)], {
     cwd: ROOT,

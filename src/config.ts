@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { parseDuration } from './duration.ts';
 import { normalizeCidr } from './net/cidr.ts';
+import { isOneOf } from './guards.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -200,8 +201,8 @@ export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV?.trim() || 'development';
   const production = nodeEnv === 'production';
 
-  const logLevel = (env.LOG_LEVEL?.trim().toLowerCase() || 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
+  const logLevel = env.LOG_LEVEL?.trim().toLowerCase() || 'info';
+  if (!isOneOf(LOG_LEVELS, logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${env.LOG_LEVEL}").`);
   }
 

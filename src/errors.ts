@@ -60,7 +60,9 @@ export function problemHeaders(kind: ProblemKind | undefined): Record<string, st
 
 /** The kind a GraphQL code stands for when nothing more precise is known: the first listed with it. */
 export function kindOfCode(code: string): ProblemKind | undefined {
-  return (Object.keys(PROBLEM_KINDS) as ProblemKind[]).find((kind) => PROBLEM_KINDS[kind].code === code);
+  return Object.keys(PROBLEM_KINDS)
+    .filter(isProblemKind)
+    .find((kind) => PROBLEM_KINDS[kind].code === code);
 }
 
 export interface FieldError {

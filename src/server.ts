@@ -2,7 +2,7 @@
 // context (its id reaches every log line) and is logged once when it ends, answered or abandoned.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga } from 'graphql-yoga';
@@ -43,6 +43,7 @@ import { useOpenApiDocument } from './rest/openapi.ts';
 import { requestContext, requestIdFrom } from './request-context.ts';
 import { StartupError } from './errors.ts';
 import { VERSION } from './version.ts';
+import { boundAddress } from './net/bound-address.ts';
 
 export interface AppDependencies {
   config: Config;
@@ -119,6 +120,7 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
       let em: EntityManager | undefined;
       Object.defineProperty(initial, 'em', { get: () => (em ??= orm.em.fork()), enumerable: false, configurable: true });
       const reads = sql.until(initial.deadline);
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- `em` is defined on the initial context just above
       return { sql: reads, cursors, loaders: createLoaders(reads), auth, rateLimit } as Omit<GraphQLContext, 'em'> as GraphQLContext;
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
@@ -202,7 +204,8 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
       });
     },
   );
-  server.on('clientError', (error, socket) => answerClientError(error, socket as Socket, logger));
+  // Node hands a net.Socket unless a custom transport is in use; there is none here.
+  server.on('clientError', (error, socket) => (socket instanceof Socket ? answerClientError(error, socket, logger) : socket.destroy()));
 
   return {
     server,
@@ -222,7 +225,7 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
         server.once('error', onError);
         server.listen(port, host, () => {
           server.off('error', onError);
-          resolve(server.address() as AddressInfo);
+          resolve(boundAddress(server));
         });
       });
     },

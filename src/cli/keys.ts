@@ -10,6 +10,7 @@ import { usageOfApiKey } from '../services/api-key-usage.ts';
 import { SCOPES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../services/api-keys.ts';
 import { exitWithStartupFailure, start } from '../startup.ts';
 import { parseDuration } from '../duration.ts';
+import { messageOf } from '../guards.ts';
 
 const USAGE = `usage: npm run keys -- create --name NAME --scopes ${SCOPES.join(',')} [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
        npm run keys -- list [--json]
@@ -38,7 +39,7 @@ function parse() {
       },
     });
   } catch (error) {
-    fail((error as Error).message);
+    fail(messageOf(error));
   }
 }
 

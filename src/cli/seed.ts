@@ -9,6 +9,7 @@ import { ORDER_STATUSES } from '../db/entities/index.ts';
 import { idAt } from '../db/ids.ts';
 import { exitWithStartupFailure, start } from '../startup.ts';
 import { Progress } from './progress.ts';
+import { messageOf } from '../guards.ts';
 
 const USAGE = 'usage: npm run seed -- --users N [--orders-per-user M] [--reset]';
 const BATCH = 5_000;
@@ -70,7 +71,7 @@ function parse(): { users: number; ordersPerUser: number; reset: boolean } {
       },
     }));
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n${USAGE}\n`);
+    process.stderr.write(`${messageOf(error)}\n${USAGE}\n`);
     process.exit(2);
   }
   const users = Number(values.users);

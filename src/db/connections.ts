@@ -39,6 +39,7 @@ export function boundedConnectionOptions(bounds: ConnectionBounds): pg.ClientCon
 
 /** Closes a connection's socket at once; pending queries fail and the pool drops it on release. */
 export function destroyConnection(client: pg.Client | pg.PoolClient): void {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- node-postgres keeps the socket on an untyped field
   (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
 
@@ -51,9 +52,10 @@ export function destroyConnection(client: pg.Client | pg.PoolClient): void {
  */
 export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | undefined): void {
   /** The current checkout's release of each client, made idempotent: the holder may still call it. */
-  const releases = new WeakMap<pg.PoolClient, (error?: Error) => void>();
+  const releases = new WeakMap<pg.PoolClient, (error?: Error | boolean) => void>();
   const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
   // Only the promise form is used (by Kysely under MikroORM); a callback goes straight through.
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- answers each overload as the original does
   pool.connect = ((...args: unknown[]) => {
     if (args.length > 0) return (connect as (...a: unknown[]) => unknown)(...args);
     const startedAt = Date.now();
@@ -79,6 +81,7 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
 
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through unchanged
     client.query = ((...args: unknown[]) => {
       const startedAt = Date.now();
       const result = query(...args);
@@ -88,7 +91,7 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
           (error: unknown) => {
             if (databaseFailureOf(error) !== 'unreachable') return;
             destroyConnection(client);
-            releases.get(client)?.(error as Error);
+            releases.get(client)?.(error instanceof Error ? error : true);
             availability?.failed(error, startedAt);
           },
         );

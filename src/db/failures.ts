@@ -32,22 +32,17 @@ const UNREACHABLE_ERRNOS = new Set([
 const UNREACHABLE_MESSAGES =
   /\b(timeout expired|timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error|Client was closed)/;
 
-interface ErrorLike {
-  code?: unknown;
-  message?: unknown;
-  cause?: unknown;
-  errors?: unknown;
-  originalError?: unknown;
-}
-
 export function databaseFailureOf(error: unknown, depth = 0): DatabaseFailure | undefined {
   if (error === null || typeof error !== 'object' || depth > 5) return undefined;
-  const { code, message, cause, errors, originalError } = error as ErrorLike;
+  // Errors of several libraries pass through here; each field is read without trusting its type.
+  const [code, message, cause, errors, originalError]: unknown[] = ['code', 'message', 'cause', 'errors', 'originalError'].map(
+    (name): unknown => Reflect.get(error, name),
+  );
   if (code === QUERY_CANCELED) return 'statement-timeout';
   if (typeof code === 'string' && (UNREACHABLE_STATES.test(code) || UNREACHABLE_ERRNOS.has(code))) return 'unreachable';
   if (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)) return 'unreachable';
   // Wrapped errors (GraphQL's originalError, a cause) and a dual-stack connect's AggregateError.
-  for (const inner of [originalError, cause, ...(Array.isArray(errors) ? errors : [])]) {
+  for (const inner of [originalError, cause, ...(Array.isArray(errors) ? (errors as unknown[]) : [])]) {
     const found = databaseFailureOf(inner, depth + 1);
     if (found) return found;
   }

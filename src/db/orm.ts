@@ -5,6 +5,7 @@ import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { DatabaseAvailability } from './availability.ts';
 import { boundedConnectionOptions, guardPool, type ConnectionBounds } from './connections.ts';
+import { errnoOf } from '../guards.ts';
 
 export type { MikroORM };
 export type { EntityManager } from '@mikro-orm/postgresql';
@@ -66,9 +67,9 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
   const check = await orm.checkConnection();
   if (!check.ok) {
     await orm.close(true).catch(() => undefined);
-    const cause = check.error as (Error & { code?: string; errors?: { code?: string }[] }) | undefined;
+    const cause = check.error;
     // AggregateError from a dual-stack connect carries the codes on its members.
-    const code = cause?.code ?? cause?.errors?.[0]?.code;
+    const code = errnoOf(cause) ?? errnoOf(cause instanceof AggregateError ? cause.errors[0] : undefined);
     throw connectionFailure(url, check.reason, code);
   }
   return orm;

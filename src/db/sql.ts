@@ -18,13 +18,16 @@ export function statement(name: string, text: string): Statement {
 export class Sql {
   readonly #pool: pg.Pool;
   readonly #onQuery: ((sql: string) => void) | undefined;
+  readonly #stop: AbortSignal | undefined;
 
-  constructor(pool: pg.Pool, onQuery?: (sql: string) => void) {
+  constructor(pool: pg.Pool, onQuery?: (sql: string) => void, stop?: AbortSignal) {
     this.#pool = pool;
     this.#onQuery = onQuery;
+    this.#stop = stop;
   }
 
   async rows<T>(query: Statement, values: unknown[]): Promise<T[]> {
+    this.#stop?.throwIfAborted();
     this.#onQuery?.(query.text);
     return (await this.#pool.query<T & pg.QueryResultRow>({ name: query.name, text: query.text, values })).rows;
   }
@@ -34,16 +37,7 @@ export class Sql {
    * no further statement starts; the work it would have fed is already answered or unheard.
    */
   until(stop: AbortSignal | undefined): Sql {
-    if (!stop) return this;
-    const base = this;
-    return Object.create(this, {
-      rows: {
-        value<T>(query: Statement, values: unknown[]): Promise<T[]> {
-          if (stop.aborted) return Promise.reject(stop.reason as Error);
-          return base.rows<T>(query, values);
-        },
-      },
-    }) as Sql;
+    return stop ? new Sql(this.#pool, this.#onQuery, stop) : this;
   }
 }
 

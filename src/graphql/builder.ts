@@ -1,7 +1,7 @@
 // The one Pothos builder. Types register themselves on it from their own files in types/.
 import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
-import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import ScopeAuthPlugin, { type AuthFailure } from '@pothos/plugin-scope-auth';
 import type { Instant } from '../db/records.ts';
 import { ForbiddenError } from '../errors.ts';
 import type { Scope } from '../services/api-keys.ts';
@@ -9,10 +9,9 @@ import { actingDenied, actsFor, hasScope } from './acts-for.ts';
 import type { GraphQLContext } from './context.ts';
 
 /** The leaf scopes that failed, however deeply `$all`/`$any` nest them. */
-function failedScopes(failure: unknown): { scope: string; parameter: unknown }[] {
-  const node = failure as { kind?: string; scope?: string; parameter?: unknown; failures?: unknown[] };
-  if (node.failures) return node.failures.flatMap(failedScopes);
-  return node.scope ? [{ scope: node.scope, parameter: node.parameter }] : [];
+function failedScopes(failure: AuthFailure): { scope: string; parameter: unknown }[] {
+  if ('failures' in failure) return failure.failures.flatMap(failedScopes);
+  return 'parameter' in failure ? [{ scope: failure.scope, parameter: failure.parameter }] : [];
 }
 
 export const builder = new SchemaBuilder<{
@@ -40,7 +39,8 @@ export const builder = new SchemaBuilder<{
       const failed = failedScopes(result.failure);
       const scope = failed.find((f) => f.scope === 'scope');
       if (scope) return new ForbiddenError(`This API key may not use ${field} (it needs the scope ${String(scope.parameter)}).`);
-      return actingDenied(ctx, String(failed[0]?.parameter ?? ''));
+      const userId = failed[0]?.parameter;
+      return actingDenied(ctx, typeof userId === 'string' ? userId : '');
     },
   },
   relay: {

@@ -21,7 +21,7 @@ function plainAddress(address: string): string {
 export function networkMatcher(cidrs: readonly string[]): (address: string) => boolean {
   const list = new net.BlockList();
   for (const cidr of cidrs) {
-    const [address, prefix] = cidr.split('/') as [string, string];
+    const [address = '', prefix] = cidr.split('/');
     list.addSubnet(address, Number(prefix), net.isIPv4(address) ? 'ipv4' : 'ipv6');
   }
   return (address) => {

@@ -17,9 +17,11 @@ export interface Keyset<T> {
 /** The position after which a page starts, as bind values (sort key, id); `field` names the argument in errors. */
 export function positionAfter<T>(keyset: Keyset<T>, cursors: CursorCodec, cursor: string, field: string): [Date | string, string] {
   const [key, id] = cursors.decode(keyset.scope, cursor, field);
-  const expected = keyset.keyType === 'time' ? 'number' : 'string';
-  if (typeof key !== expected || typeof id !== 'string') throw ValidationError.field(field, 'is not a valid cursor for this list');
-  return [keyset.keyType === 'time' ? new Date(key as number) : (key as string), id];
+  if (typeof id === 'string') {
+    if (keyset.keyType === 'time' && typeof key === 'number') return [new Date(key), id];
+    if (keyset.keyType !== 'time' && typeof key === 'string') return [key, id];
+  }
+  throw ValidationError.field(field, 'is not a valid cursor for this list');
 }
 
 export function cursorOf<T>(keyset: Keyset<T>, cursors: CursorCodec, row: T): string {

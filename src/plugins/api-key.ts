@@ -12,7 +12,7 @@ import { rateLimitHeaders } from './rate-limit.ts';
 import { maskKeySecret } from '../services/api-key-secrets.ts';
 import type { ApiKeyVerifier, VerifiedKey } from '../services/api-key-verifier.ts';
 import { API_KEY_CHALLENGE } from '../services/request-auth.ts';
-import type { ServerContext, ServerPlugin } from './server-context.ts';
+import type { ServerPlugin } from './server-context.ts';
 
 const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
 

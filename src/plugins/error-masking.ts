@@ -45,7 +45,10 @@ function isGraphQLOwnError(error: unknown): error is GraphQLError {
  */
 export function logLevelOf(error: unknown): 'debug' | 'warn' | 'error' {
   // Execution the deadline or a departed client cut short: answered (or unheard) already.
-  if ((error as Error | undefined)?.name === 'AbortError' || (error as GraphQLError | undefined)?.originalError?.name === 'AbortError') {
+  if (
+    (error instanceof Error && error.name === 'AbortError') ||
+    (error instanceof GraphQLError && error.originalError?.name === 'AbortError')
+  ) {
     return 'debug';
   }
   const domain = domainErrorOf(error);
@@ -90,7 +93,7 @@ function asRequestError(error: GraphQLError): GraphQLError {
   const http = error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined);
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
   const limit = ARMOR_REJECTION.exec(error.message)?.[1];
-  const status = (http as { status?: number } | undefined)?.status;
+  const status: unknown = typeof http === 'object' && http !== null ? Reflect.get(http, 'status') : undefined;
   const kind: ProblemKind = limit
     ? 'query-too-complex'
     : (YOGA_REFUSALS.find((refusal) => PROBLEM_KINDS[refusal].status === status) ?? 'invalid-input');
@@ -129,10 +132,13 @@ export function useWholeRequestDenials(): ServerPlugin {
   return {
     onExecute: () => ({
       onExecuteDone: ({ result, setResult }) => {
-        if (!('errors' in result) || !result.errors?.length) return;
-        const data = result.data as Record<string, unknown> | null | undefined;
-        const nothingRan = data == null || Object.values(data).every((value) => value === null);
-        const kinds = result.errors.map((error) => domainErrorOf(error));
+        if (!('errors' in result)) return;
+        // Envelop types results loosely; execution's errors are GraphQLErrors, and anything else is left be.
+        const found: readonly unknown[] = result.errors ?? [];
+        if (found.length === 0 || !found.every((error): error is GraphQLError => error instanceof GraphQLError)) return;
+        const data: unknown = result.data;
+        const nothingRan = data == null || (typeof data === 'object' && Object.values(data).every((value) => value === null));
+        const kinds = found.map((error) => domainErrorOf(error));
         const denied = kinds.every((kind) => kind instanceof ForbiddenError || kind instanceof UnauthenticatedError);
         if (!nothingRan || !denied) return;
         const kind: ProblemKind = kinds.every((each) => each instanceof UnauthenticatedError) ? 'unauthenticated' : 'forbidden';
@@ -140,7 +146,7 @@ export function useWholeRequestDenials(): ServerPlugin {
           status: PROBLEM_KINDS[kind].status,
           ...(kind === 'unauthenticated' ? { headers: { 'www-authenticate': BEARER_CHALLENGE } } : {}),
         };
-        const errors = result.errors.map(
+        const errors = found.map(
           (error) =>
             new GraphQLError(error.message, {
               nodes: error.nodes,

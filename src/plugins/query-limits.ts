@@ -5,6 +5,7 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import {
   Kind,
+  OperationTypeNode,
   getArgumentValues,
   getNamedType,
   getOperationAST,
@@ -19,7 +20,7 @@ import type { QueryLimits } from '../config.ts';
 import { QueryTooComplexError } from '../errors.ts';
 import { PAGE_SIZE, ORDERS_BY_USER_MAX } from '../services/limits.ts';
 import { coercedVariables } from './variables.ts';
-import { fromLibrary, type ServerPlugin } from './server-context.ts';
+import { executionArgs, fromLibrary, type ServerPlugin } from './server-context.ts';
 
 /** Fields whose size is fixed rather than chosen by an argument. */
 const FIXED_SIZES: ReadonlyMap<string, number> = new Map([['Query.orders', ORDERS_BY_USER_MAX]]);
@@ -44,7 +45,7 @@ export function queryCost(
   schema: GraphQLSchema,
   parent: GraphQLCompositeType,
   selectionSet: SelectionSetNode,
-  fragments: Record<string, FragmentDefinitionNode>,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
   variables: Record<string, unknown>,
   seen: ReadonlySet<string> = new Set(),
 ): number {
@@ -66,7 +67,7 @@ export function queryCost(
       const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
       if (isCompositeType(type)) cost += queryCost(schema, type, selection.selectionSet, fragments, variables, seen);
     } else {
-      const fragment = Object.hasOwn(fragments, selection.name.value) ? fragments[selection.name.value] : undefined;
+      const fragment = fragments.get(selection.name.value);
       const type = fragment && schema.getType(fragment.typeCondition.name.value);
       // A fragment spread within itself is a cycle, which validation refuses anyway.
       if (!fragment || !isCompositeType(type) || seen.has(fragment.name.value)) continue;
@@ -98,11 +99,11 @@ function costWith(
   variables: Record<string, unknown>,
 ): number | undefined {
   const operation = getOperationAST(document, operationName);
-  const root = operation?.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+  const root = operation?.operation === OperationTypeNode.MUTATION ? schema.getMutationType() : schema.getQueryType();
   if (!operation || !root) return undefined;
-  const fragments: Record<string, FragmentDefinitionNode> = Object.create(null) as Record<string, FragmentDefinitionNode>;
+  const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
-    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments[definition.name.value] = definition;
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
   return queryCost(schema, root, operation.selectionSet, fragments, variables);
 }
@@ -120,8 +121,10 @@ export function useQueryLimits(limits: QueryLimits, production: boolean): Server
   });
   const cost: ServerPlugin = {
     onExecute({ args }) {
-      const coerced = coercedVariables(args);
-      const total = 'errors' in coerced ? undefined : costWith(args.schema, args.document, args.operationName, coerced.coerced);
+      const execution = executionArgs(args);
+      const coerced = coercedVariables(execution);
+      const total =
+        'errors' in coerced ? undefined : costWith(execution.schema, execution.document, execution.operationName, coerced.coerced);
       if (total !== undefined && total > limits.maxCost) {
         throw new QueryTooComplexError(`Query cost limit of ${limits.maxCost} exceeded, found ${total}.`);
       }

@@ -18,7 +18,7 @@ import type { WindowState } from '../rate-limit/counter.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
 import { rootFields } from './root-fields.ts';
-import { fromLibrary, type ServerContext, type ServerPlugin } from './server-context.ts';
+import { executionArgs, fromLibrary, type ServerContext, type ServerPlugin } from './server-context.ts';
 
 /** The policies' names in the RateLimit and RateLimit-Policy fields. */
 type Policy = 'per-key' | 'per-address';
@@ -71,6 +71,7 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
   const perRootField = { field: '*', max: 1, readOnly: true };
   const limiter = useRateLimiter({
     // The library types the context as unknown; it is the execution context, built on ServerContext.
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- as said
     identifyFn: (context) => (context as ServerContext).rateLimit?.id ?? '',
     configByField: [
       { type: 'Query', ...perRootField },
@@ -102,7 +103,9 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
     onExecute({ args }) {
       const ticket = args.contextValue.rateLimit;
       // Each root field costs one unit; validation guarantees an operation has at least one.
-      if (ticket && !ticket.decision) ticket.cost = Math.max(rootFields(args.document, args.operationName)?.fields.length ?? 1, 1);
+      if (!ticket || ticket.decision) return;
+      const { document, operationName } = executionArgs(args);
+      ticket.cost = Math.max(rootFields(document, operationName)?.fields.length ?? 1, 1);
     },
     async onResponse({ serverContext, response }) {
       const ticket = serverContext.rateLimit;
@@ -121,7 +124,7 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
   const parsed = new WeakMap<object, DocumentNode>();
   const remember: ServerPlugin = {
     onExecute({ args }) {
-      parsed.set(args, args.document);
+      parsed.set(args, executionArgs(args).document);
     },
   };
   const restore: ServerPlugin = {

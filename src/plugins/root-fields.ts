@@ -20,7 +20,7 @@ const walked = new WeakMap<DocumentNode, Map<string, RootFields | undefined>>();
 
 export function rootFields(document: DocumentNode, operationName: string | null | undefined): RootFields | undefined {
   let byName = walked.get(document);
-  if (!byName) walked.set(document, (byName = new Map()));
+  if (!byName) walked.set(document, (byName = new Map<string, RootFields | undefined>()));
   const name = operationName ?? '';
   if (!byName.has(name)) byName.set(name, walk(document, operationName));
   return byName.get(name);

@@ -1,6 +1,7 @@
 // What the Node shell hands yoga with each request, and what the plugins add to it before execution;
 // every plugin is typed with it, so none casts the context to reach a field.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ExecutionArgs } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
 import type { RequestAuth } from '../services/request-auth.ts';
@@ -23,9 +24,18 @@ export interface ServerContext {
 export type ServerPlugin = Plugin<ServerContext, ServerContext>;
 
 /**
- * A library's plugin, typed for yoga's bare context, as a plugin of this server. Its hooks read
- * nothing of ours, and yoga's plugin type is invariant in its context, hence the one cast here.
+ * A library's plugin, typed for yoga's bare context, as a plugin of this server: yoga's plugin type
+ * is invariant in its context, so it passes as a plain object; its hooks read nothing of ours.
  */
 export function fromLibrary(plugin: object): ServerPlugin {
-  return plugin as ServerPlugin;
+  return plugin;
+}
+
+/**
+ * A hook's execution arguments as graphql-js types them: envelop declares every field `any`, to fit
+ * every graphql-js version, and hands graphql-js's own arguments.
+ */
+export function executionArgs(args: object): ExecutionArgs {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- see above
+  return args as ExecutionArgs;
 }

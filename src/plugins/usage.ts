@@ -2,7 +2,8 @@
 // same execution, so a REST call and the GraphQL query behind it count as the same operation.
 import type { UsageRecorder } from '../services/api-key-usage.ts';
 import { rootFields, type RootFields } from './root-fields.ts';
-import type { ServerPlugin } from './server-context.ts';
+import { executionArgs, type ServerPlugin } from './server-context.ts';
+import { OperationTypeNode } from 'graphql';
 
 /** What an operation is counted as: its distinct root fields, sorted (`Query.user+Query.users`). */
 const labels = new WeakMap<RootFields, string>();
@@ -10,7 +11,7 @@ const labels = new WeakMap<RootFields, string>();
 function labelOf(run: RootFields): string {
   let label = labels.get(run);
   if (label === undefined) {
-    const root = run.operation.operation === 'mutation' ? 'Mutation' : 'Query';
+    const root = run.operation.operation === OperationTypeNode.MUTATION ? 'Mutation' : 'Query';
     label = [...new Set(run.fields.map((field) => `${root}.${field.name.value}`))].sort().join('+') || root;
     labels.set(run, label);
   }
@@ -20,7 +21,8 @@ function labelOf(run: RootFields): string {
 export function useUsageCounting(recorder: UsageRecorder): ServerPlugin {
   return {
     onExecute({ args }) {
-      const run = rootFields(args.document, args.operationName);
+      const { document, operationName } = executionArgs(args);
+      const run = rootFields(document, operationName);
       const { auth } = args.contextValue;
       if (!run || !auth) return;
       recorder.record(auth.key.id, labelOf(run), auth.clientIp);

@@ -5,7 +5,7 @@ import { UnauthenticatedError } from '../errors.ts';
 import { deny } from '../refusals.ts';
 import { BEARER_CHALLENGE, type RequestAuth } from '../services/request-auth.ts';
 import type { UserTokenVerifier } from '../services/user-tokens.ts';
-import type { ServerContext, ServerPlugin } from './server-context.ts';
+import type { ServerPlugin } from './server-context.ts';
 
 export function useUserTokens(options: { verify: UserTokenVerifier }): ServerPlugin {
   async function verifyToken(auth: RequestAuth, header: string, request: Request, endResponse: (response: Response) => void) {

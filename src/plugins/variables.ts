@@ -3,7 +3,7 @@
 // words them its own way), and the limits weigh the values execution will see.
 import { getOperationAST, getVariableValues, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import { maskError } from './error-masking.ts';
-import type { ServerPlugin } from './server-context.ts';
+import { executionArgs, type ServerPlugin } from './server-context.ts';
 
 interface ExecutionInput {
   schema: GraphQLSchema;
@@ -30,7 +30,7 @@ export function coercedVariables(args: ExecutionInput): Coerced {
 export function useVariableCoercion(): ServerPlugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
-      const result = coercedVariables(args);
+      const result = coercedVariables(executionArgs(args));
       // Stopping here skips the masking after execution, so the errors get their codes now.
       if ('errors' in result) setResultAndStopExecution({ errors: result.errors.map((error) => maskError(error)) });
     },

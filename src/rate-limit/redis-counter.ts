@@ -8,6 +8,7 @@
 // meanwhile fail at once instead of each waiting.
 import { Redis } from 'ioredis';
 import type { RateLimitCounter, WindowState } from './counter.ts';
+import { messageOf } from '../guards.ts';
 
 // KEYS[1] the budget; ARGV cost, limit, window in ms. Returns { allowed (0/1), used, ms to reset }.
 const CONSUME = `
@@ -54,6 +55,7 @@ export class RedisCounter implements RateLimitCounter {
     redis.on('error', options.onConnectionError);
     redis.defineCommand('rateLimitConsume', { numberOfKeys: 1, lua: CONSUME });
     redis.defineCommand('rateLimitPeek', { numberOfKeys: 1, lua: PEEK });
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the commands defined just above
     this.#redis = redis as Redis & BudgetCommands;
   }
 
@@ -90,7 +92,7 @@ export class RedisCounter implements RateLimitCounter {
     try {
       return await command;
     } catch (error) {
-      if ((error as Error).message === 'Command timed out' && this.#redis.status === 'ready') this.#redis.disconnect(true);
+      if (messageOf(error) === 'Command timed out' && this.#redis.status === 'ready') this.#redis.disconnect(true);
       throw error;
     }
   }

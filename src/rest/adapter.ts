@@ -7,7 +7,7 @@
 // Location, 204 without a body, 404 instead of `200 null`, and Problem Details for every error.
 import { STATUS_CODES } from 'node:http';
 import { buildOperationNodeForField } from '@graphql-tools/utils';
-import { Kind, OperationTypeNode, getNamedType, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { Kind, OperationTypeNode, assertSchema, getNamedType, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { YogaServer } from 'graphql-yoga';
 import { createSofa } from 'sofa-api';
 import { problem, type FieldError, type Problem } from '../errors.ts';
@@ -61,7 +61,7 @@ function operationsOf(schema: GraphQLSchema): Map<RestRoute, Operation> {
   const sofa = createSofa({ schema, basePath: '' });
   return new Map(
     ROUTES.map((route) => {
-      const [typeName, field] = route.field.split('.') as [string, string];
+      const [typeName, field = ''] = route.field.split('.');
       const node = buildOperationNodeForField({
         kind: typeName === 'Query' ? OperationTypeNode.QUERY : OperationTypeNode.MUTATION,
         schema: sofa.schema,
@@ -95,6 +95,7 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
     const context = Object.assign(serverContext, { request });
     const enveloped = getEnveloped!(context);
     const contextValue = await enveloped.contextFactory(context);
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- envelop types execute `any`; without @defer or @stream it resolves to one result
     return (await enveloped.execute({
       schema: schema!,
       document: operation.document,
@@ -109,7 +110,7 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
       getEnveloped = yoga.getEnveloped;
     },
     onSchemaChange(payload) {
-      schema = restSchema(payload.schema);
+      schema = restSchema(assertSchema(payload.schema));
       operations = operationsOf(schema);
     },
     onRequest({ request, endResponse, serverContext, fetchAPI }) {
@@ -162,6 +163,11 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
   };
 }
 
+/** A created resource: it has an id, which its Location names. */
+function isCreated(data: object): data is { id: string } {
+  return typeof Reflect.get(data, 'id') === 'string';
+}
+
 function respond(
   route: RestRoute,
   result: ExecutionResult,
@@ -183,9 +189,11 @@ function respond(
     return problemResponse(body, body.status === 401 ? { 'www-authenticate': BEARER_CHALLENGE } : {});
   }
   if (route.status === 204) return new ResponseClass(null, { status: 204, statusText: STATUS_CODES[204] });
-  const data = (result.data as Record<string, unknown> | null | undefined)?.[field] as { id: string } | null | undefined;
-  if (data == null) return problemResponse({ ...problem('not-found', `Nothing is at ${instance}.`), instance });
+  const data = result.data?.[field];
+  // A missing resource resolves to null.
+  if (typeof data !== 'object' || data === null)
+    return problemResponse({ ...problem('not-found', `Nothing is at ${instance}.`), instance });
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
-  if (route.location) headers.location = route.location(data);
+  if (route.location && isCreated(data)) headers.location = route.location(data);
   return new ResponseClass(head ? null : JSON.stringify(data), { status: route.status, statusText: STATUS_CODES[route.status], headers });
 }

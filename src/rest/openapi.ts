@@ -2,14 +2,14 @@
 // GraphQL schema: resource schemas come from the GraphQL types (through SOFA's converter), and the
 // HTTP contract the adapter adds (statuses, Location, Problem Details, media types) is described here.
 import { buildSchemaObjectFromType } from 'sofa-api';
-import { getNamedType, isNonNullType, isObjectType, type GraphQLSchema } from 'graphql';
+import { assertSchema, getNamedType, isInputObjectType, isNonNullType, isObjectType, type GraphQLSchema } from 'graphql';
 import { ORDER_STATUSES } from '../db/entities/index.ts';
 import { PROBLEM_TYPE_BASE } from '../errors.ts';
 import { EMAIL_MAX_LENGTH, PAGE_SIZE, NAME_MAX_LENGTH, PAGE_NUMBER_MAX, TOTAL_MAX } from '../services/limits.ts';
 import { USER_SORTS } from '../services/user-list.ts';
 import { OPENAPI_PATH } from '../paths.ts';
 import { MAX_BODY_BYTES } from '../request-limits.ts';
-import { PROBLEM_KINDS, type ProblemKind } from '../errors.ts';
+import { PROBLEM_KINDS, isProblemKind, type ProblemKind } from '../errors.ts';
 import { restSchema } from './rest-schema.ts';
 import { ROUTES, pathParameters, queryParameters, routeField, type RestRoute } from './routes.ts';
 import type { ServerPlugin } from '../plugins/server-context.ts';
@@ -117,11 +117,13 @@ const ref = (kind: 'schemas' | 'responses' | 'headers', name: string) => ({ $ref
 /** A GraphQL object or input type as a JSON Schema, with nullability and the services' constraints. */
 function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?: string[]; closed?: boolean } = {}): Json {
   const type = schema.getType(typeName);
-  const built = buildSchemaObjectFromType(type as never, { customScalars: CUSTOM_SCALARS }) as {
+  if (!isObjectType(type) && !isInputObjectType(type)) throw new Error(`${typeName} is not an object or input type`);
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- SOFA types its JSON Schema `any`; an object type's has these
+  const built = buildSchemaObjectFromType(type, { customScalars: CUSTOM_SCALARS }) as {
     properties: Record<string, Json>;
     required?: string[];
   };
-  const fields = (type as { getFields(): Record<string, { type: unknown }> }).getFields();
+  const fields = type.getFields();
   const properties: Record<string, Json> = {};
   for (const [name, property] of Object.entries(built.properties)) {
     if (options.omit?.includes(name)) continue;
@@ -133,7 +135,7 @@ function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?:
   const required = (built.required ?? []).filter((name) => name in properties);
   return {
     type: 'object',
-    ...(type?.description ? { description: type.description } : {}),
+    ...(type.description ? { description: type.description } : {}),
     properties,
     ...(required.length > 0 ? { required } : {}),
     ...(options.closed ? { additionalProperties: false } : {}),
@@ -261,7 +263,8 @@ const PROBLEM_SCHEMA = {
 
 function problemResponses(): Json {
   const responses: Json = {};
-  for (const [kind, name] of Object.entries(RESPONSE_OF_KIND) as [ProblemKind, string][]) {
+  for (const kind of Object.keys(RESPONSE_OF_KIND).filter(isProblemKind)) {
+    const name = RESPONSE_OF_KIND[kind]!;
     if (name in responses) continue;
     const { status, title } = PROBLEM_KINDS[kind];
     const example = {
@@ -358,7 +361,7 @@ export function useOpenApiDocument(version: string): ServerPlugin {
   let body = '';
   return {
     onSchemaChange({ schema }) {
-      body = JSON.stringify(buildOpenApiDocument(schema, version));
+      body = JSON.stringify(buildOpenApiDocument(assertSchema(schema), version));
     },
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (url.pathname !== OPENAPI_PATH || (request.method !== 'GET' && request.method !== 'HEAD')) return;

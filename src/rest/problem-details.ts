@@ -43,9 +43,19 @@ const FIELD_PATTERNS: [RegExp, (m: RegExpExecArray) => FieldError][] = [
   [/Expected type "[^"]+" to be an object/, () => ({ field: 'body', message: 'must be a JSON object' })],
 ];
 
+function isFieldError(value: unknown): value is FieldError {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof Reflect.get(value, 'field') === 'string' &&
+    typeof Reflect.get(value, 'message') === 'string'
+  );
+}
+
 function fieldErrorsOf(error: GraphQLError): FieldError[] {
-  const listed = error.extensions?.errors as FieldError[] | undefined;
-  if (listed) return listed;
+  // Set by maskError from a ValidationError's own list.
+  const listed = error.extensions?.errors;
+  if (Array.isArray(listed)) return listed.filter(isFieldError);
   for (const [pattern, toField] of FIELD_PATTERNS) {
     const match = pattern.exec(error.message);
     if (match) return [toField(match)];
@@ -57,12 +67,13 @@ function fieldErrorsOf(error: GraphQLError): FieldError[] {
 export function problemFromGraphQLErrors(errors: readonly unknown[]): Problem {
   const first = errors[0];
   const error = first instanceof GraphQLError ? first : undefined;
-  const code = error?.extensions?.code as string | undefined;
-  const type = error?.extensions?.type as string | undefined;
-  const status = (error?.extensions?.http as { status?: number } | undefined)?.status;
+  const { code, type, http } = error?.extensions ?? {};
+  const status: unknown = typeof http === 'object' && http !== null ? Reflect.get(http, 'status') : undefined;
   // The type names the kind exactly (several kinds share a code); the code is next best.
   const kind: ProblemKind =
-    (type ? kindOfType(type) : undefined) ?? (code ? kindOfCode(code) : undefined) ?? (status === 400 ? 'invalid-input' : 'internal');
+    (typeof type === 'string' ? kindOfType(type) : undefined) ??
+    (typeof code === 'string' ? kindOfCode(code) : undefined) ??
+    (status === 400 ? 'invalid-input' : 'internal');
   if (kind === 'internal') return problem('internal', INTERNAL_DETAIL);
   const fieldErrors = kind === 'invalid-input' && error ? fieldErrorsOf(error) : [];
   const detail =

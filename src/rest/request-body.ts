@@ -15,6 +15,10 @@ import { routeField, type RestRoute } from './routes.ts';
  */
 const MAX_DRAINED_BYTES = 1024 * 1024;
 
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 async function readBody(request: Request): Promise<string> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   const tooLarge = new RequestProblem(problem('payload-too-large', `The body must be at most ${MAX_BODY_BYTES} bytes.`));
@@ -22,6 +26,7 @@ async function readBody(request: Request): Promise<string> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (request.body) {
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- Node's web streams are async iterable; the DOM typings lag
     for await (const chunk of request.body as unknown as AsyncIterable<Uint8Array>) {
       size += chunk.byteLength;
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
@@ -71,10 +76,8 @@ function parse(text: string): Record<string, unknown> {
   if (depth > MAX_BODY_DEPTH) {
     throw RequestProblem.invalid([{ field: 'body', message: `is nested ${depth} levels deep; at most ${MAX_BODY_DEPTH} are accepted` }]);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw RequestProblem.invalid([{ field: 'body', message: 'must be a JSON object' }]);
-  }
-  return parsed as Record<string, unknown>;
+  if (!isJsonObject(parsed)) throw RequestProblem.invalid([{ field: 'body', message: 'must be a JSON object' }]);
+  return parsed;
 }
 
 /** The fields a route's body may set: those of its mutation's `input` argument. */

@@ -139,7 +139,7 @@ export function pathParameters(path: string): string[] {
 
 /** The root field behind a route, in the given schema. */
 export function routeField(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknown, unknown> {
-  const [typeName, fieldName] = route.field.split('.') as [string, string];
+  const [typeName, fieldName = ''] = route.field.split('.');
   const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
   return type!.getFields()[fieldName]!;
 }

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError } from '../errors.ts';
 import { generateKeySecret, hashKeySecret, type KeyEnvironment } from './api-key-secrets.ts';
 import { normalizeCidr } from '../net/cidr.ts';
 import { InputCheck, requireId } from './validation.ts';
+import { isOneOf } from '../guards.ts';
 
 /**
  * Channel on which instances hear that keys changed: a new key's prefix (so it verifies everywhere
@@ -37,17 +38,19 @@ function checkSettings(input: KeySettings): KeySettings {
   if (name.length < 1 || name.length > 100) check.fail('name', 'must be 1 to 100 characters');
   const scopes = [...new Set(input.scopes.map((scope) => scope.trim()))];
   if (scopes.length === 0) check.fail('scopes', `must name at least one of ${SCOPES.join(', ')}`);
-  for (const scope of scopes)
-    if (!(SCOPES as readonly string[]).includes(scope)) check.fail('scopes', `"${scope}" is not one of ${SCOPES.join(', ')}`);
-  const allowedCidrs = (input.allowedCidrs ?? []).map(
-    (cidr) => normalizeCidr(cidr) ?? check.fail('allowedCidrs', `"${cidr}" is not an IPv4 or IPv6 CIDR`),
-  );
+  for (const scope of scopes) if (!isOneOf(SCOPES, scope)) check.fail('scopes', `"${scope}" is not one of ${SCOPES.join(', ')}`);
+  const allowedCidrs: string[] = [];
+  for (const cidr of input.allowedCidrs ?? []) {
+    const normalized = normalizeCidr(cidr);
+    if (normalized) allowedCidrs.push(normalized);
+    else check.fail('allowedCidrs', `"${cidr}" is not an IPv4 or IPv6 CIDR`);
+  }
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) check.fail('expiresAt', 'must be in the future');
   if (input.rateLimitPerMinute != null && !(Number.isInteger(input.rateLimitPerMinute) && input.rateLimitPerMinute > 0)) {
     check.fail('rateLimitPerMinute', 'must be a whole number above 0');
   }
   check.done();
-  return { ...input, name, scopes, allowedCidrs: allowedCidrs as string[] };
+  return { ...input, name, scopes, allowedCidrs };
 }
 
 export async function createApiKey(em: EntityManager, pepper: string, environment: KeyEnvironment, input: KeySettings): Promise<IssuedKey> {

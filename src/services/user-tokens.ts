@@ -25,10 +25,11 @@ export async function hs256Secret(config: JwtConfig, dataDir: string): Promise<s
 }
 
 export async function userTokenVerifier(config: JwtConfig, dataDir: string): Promise<UserTokenVerifier> {
-  let key: Uint8Array | CryptoKey | JWTVerifyGetKey;
+  let key: Uint8Array | CryptoKey | undefined;
+  let keySet: JWTVerifyGetKey | undefined;
   let algorithms: string[];
   if (config.jwksUrl) {
-    key = createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, timeoutDuration: 5000 });
+    keySet = createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, timeoutDuration: 5000 });
     algorithms = ASYMMETRIC;
   } else if (config.publicKey) {
     key = await importSPKI(config.publicKey, config.publicKeyAlgorithm);
@@ -39,13 +40,14 @@ export async function userTokenVerifier(config: JwtConfig, dataDir: string): Pro
   }
   return async (token) => {
     try {
-      const { payload } = await jwtVerify(token, key as Uint8Array, {
+      const options = {
         issuer: config.issuer,
         audience: config.audience,
         algorithms,
         clockTolerance: config.clockToleranceSec,
         requiredClaims: ['sub', 'exp'],
-      });
+      };
+      const { payload } = keySet ? await jwtVerify(token, keySet, options) : await jwtVerify(token, key!, options);
       // A stolen token is worth what its lifetime is: bound it, and an issue date from the future.
       const now = Math.floor(Date.now() / 1000);
       if (payload.iat !== undefined && payload.iat > now + config.clockToleranceSec) throw new Error('iat in the future');

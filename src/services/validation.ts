@@ -4,6 +4,7 @@ import { ORDER_STATUSES, type OrderStatus } from '../db/entities/index.ts';
 import { isId, type IdKind } from '../db/ids.ts';
 import { ValidationError, type FieldError } from '../errors.ts';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, TOTAL_MAX } from './limits.ts';
+import { isOneOf } from '../guards.ts';
 
 const ID_DESCRIPTIONS: Record<IdKind, string> = {
   user: 'a user id like usr_01jd3x3b8vfb9s1p4t4p6q2k7m',
@@ -78,7 +79,7 @@ export class InputCheck {
 
   status(field: string, value: string | null | undefined): OrderStatus | undefined {
     if (value == null) return 'pending';
-    if ((ORDER_STATUSES as readonly string[]).includes(value)) return value as OrderStatus;
+    if (isOneOf(ORDER_STATUSES, value)) return value;
     return this.fail(field, `must be one of ${ORDER_STATUSES.join(', ')}`);
   }
 

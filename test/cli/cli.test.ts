@@ -2,6 +2,7 @@
 import { spawn } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createEmptyDatabase, createTestDatabase } from '../support/database.ts';
+import { match } from '../support/match.ts';
 import { jwtVerify } from 'jose';
 import pg from 'pg';
 
@@ -204,6 +205,6 @@ describe('npm run token', () => {
       ['usr_01jd3x3b8vfb9s1p4t4p6q2k7m', '--expires', '2d'],
       'postgres://unused@127.0.0.1:1/none',
     );
-    expect([tooLong.code, tooLong.stderr]).toEqual([2, expect.stringContaining('longer than JWT_MAX_AGE')]);
+    expect([tooLong.code, tooLong.stderr]).toEqual([2, match.stringContaining('longer than JWT_MAX_AGE')]);
   });
 });

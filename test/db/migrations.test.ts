@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { createLogger } from '../../src/log.ts';
 import { createEmptyDatabase } from '../support/database.ts';
+import { match } from '../support/match.ts';
 
 let orm: MikroORM;
 let drop: () => Promise<void>;
@@ -32,7 +33,7 @@ describe('migrations', () => {
       .fork()
       .execute<{ indexdef: string }[]>("select indexdef from pg_indexes where schemaname = 'public' and tablename in ('users', 'orders')");
     const definitions = rows.map((r) => r.indexdef.replace(/^.* USING btree /, ''));
-    expect(definitions).toEqual(expect.arrayContaining(['(id)', '(created_at, id)', '(lower(email))', '(user_id, created_at, id)']));
+    expect(definitions).toEqual(match.arrayContaining(['(id)', '(created_at, id)', '(lower(email))', '(user_id, created_at, id)']));
   });
 
   it('enforce the data rules in the database too', async () => {

@@ -97,7 +97,7 @@ describe.each<[string, Fault, { unreachable: boolean }]>([
       const logsBefore = server.logs.length;
       const load = startSteadyLoad(WORKERS, request);
       onTestFinished(() => load.stop());
-      await eventually(async () => load.outcomes.some((o) => o.status === 201), 'the load has written', 5000);
+      await eventually(() => load.outcomes.some((o) => o.status === 201), 'the load has written', 5000);
 
       const faultStart = Date.now();
       await proxy.set(fault);
@@ -113,12 +113,12 @@ describe.each<[string, Fault, { unreachable: boolean }]>([
       await proxy.set('pass');
 
       await eventually(
-        async () => load.between(restoredAt, Infinity).some((o) => o.name === 'write' && o.status === 201),
+        () => load.between(restoredAt, Infinity).some((o) => o.name === 'write' && o.status === 201),
         'writes succeed again after the restore',
         RECOVERY_MS,
       );
       const recoveredAt = Date.now();
-      await eventually(async () => load.between(recoveredAt, Infinity).length >= 30, 'thirty requests after recovery', RECOVERY_MS);
+      await eventually(() => load.between(recoveredAt, Infinity).length >= 30, 'thirty requests after recovery', RECOVERY_MS);
       await load.stop();
 
       // During the fault: answers, not hangs; 503 in the face's format, never 500.

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { match } from '../support/match.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -64,7 +65,7 @@ describe('API reference', () => {
 
     const references = [...html.matchAll(/\b(?:src|href)="([^"]+)"/g)].map((match) => new URL(match[1]!, `${server.url}/docs`));
     expect(references.map((url) => url.pathname)).toEqual(
-      expect.arrayContaining(['/docs/assets/swagger-ui-bundle.js', '/docs/assets/swagger-ui.css']),
+      match.arrayContaining(['/docs/assets/swagger-ui-bundle.js', '/docs/assets/swagger-ui.css']),
     );
     for (const url of references) {
       expect(url.origin).toBe(server.url);

@@ -681,8 +681,9 @@ async function send(request: FuzzRequest): Promise<Answer> {
     answer = { status: response.status, contentType: response.headers.get('content-type'), text: await response.text() };
   } catch (error) {
     // A reset connection is an answer too, and the worst kind.
-    const cause = (error as Error).cause ?? (error as Error).message;
-    return { status: 0, contentType: null, text: '', failure: `no response: ${String(cause)}` };
+    // fetch's own message is only "fetch failed"; the error it wraps says how the connection ended.
+    const { cause, message } = error as Error;
+    return { status: 0, contentType: null, text: '', failure: `no response: ${cause instanceof Error ? String(cause) : message}` };
   }
   if (request.method === 'DELETE' && answer.status === 204)
     for (const segment of Object.values(request.params)) await world.deleted(resolve(segment));

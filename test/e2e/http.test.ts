@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { match } from '../support/match.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -49,7 +50,7 @@ describe('request ids', () => {
   it('echoes a well-formed X-Request-Id and logs the request under it', async () => {
     const response = await fetch(`${server.url}/health`, { headers: { 'x-request-id': 'client-trace.42' } });
     expect(response.headers.get('x-request-id')).toBe('client-trace.42');
-    expect(server.logs).toContainEqual(expect.objectContaining({ requestId: 'client-trace.42', url: '/health', status: 200 }));
+    expect(server.logs).toContainEqual(match.objectContaining({ requestId: 'client-trace.42', url: '/health', status: 200 }));
   });
 
   it('generates one when none or a malformed one is sent', async () => {
@@ -71,7 +72,7 @@ describe('unexpected errors', () => {
     try {
       const response = await server.gql('query ($id: ID!) { orders(userId: $id) { id } }', { id }, { 'x-request-id': 'broken-1' });
       expect(response.body.errors).toEqual([
-        expect.objectContaining({
+        match.objectContaining({
           message: 'Unexpected error.',
           extensions: { code: 'INTERNAL', type: 'https://portico.dev/problems/internal' },
         }),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { match } from '../support/match.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -46,10 +47,10 @@ describe('createOrder', () => {
     const response = await server.gql(CREATE_ORDER, { input: { userId, total: 1999 } });
     expect(response.body.data).toEqual({
       createOrder: {
-        id: expect.stringMatching(/^ord_[0-7][0-9a-hjkmnp-tv-z]{25}$/),
+        id: match.stringMatching(/^ord_[0-7][0-9a-hjkmnp-tv-z]{25}$/),
         total: 1999,
         status: 'pending',
-        createdAt: expect.any(String),
+        createdAt: match.any(String),
         user: { id: userId },
       },
     });
@@ -148,7 +149,7 @@ describe('User.orders(limit)', () => {
     });
     const error = errorOf(response);
     expect(error.code).toBe('BAD_USER_INPUT');
-    expect(error.errors).toEqual([{ field: 'limit', message: expect.stringContaining('1 to 100') }]);
+    expect(error.errors).toEqual([{ field: 'limit', message: match.stringContaining('1 to 100') }]);
   });
 
   it('resolves Order.user back to its owner', async () => {

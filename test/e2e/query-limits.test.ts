@@ -85,10 +85,10 @@ describe('cost', () => {
   it('prices the example in the documentation as documented', () => {
     const document = parse('{ users(first: 100) { edges { node { orders(limit: 100) { id } } } } }');
     const operation = document.definitions[0] as OperationDefinitionNode;
-    expect(queryCost(schema, schema.getQueryType()!, operation.selectionSet, {}, {})).toBe(10_301);
+    expect(queryCost(schema, schema.getQueryType()!, operation.selectionSet, new Map(), {})).toBe(10_301);
     const unpaged = parse('{ orders(userId: "x") { id user { orders { id } } } }').definitions[0] as OperationDefinitionNode;
     // orders(userId) returns up to 100; User.orders without a limit returns 20.
-    expect(queryCost(schema, schema.getQueryType()!, unpaged.selectionSet, {}, {})).toBe(1 + 100 * (1 + 1 + 1 * (1 + 20 * 1)));
+    expect(queryCost(schema, schema.getQueryType()!, unpaged.selectionSet, new Map(), {})).toBe(1 + 100 * (1 + 1 + 1 * (1 + 20 * 1)));
   });
 });
 

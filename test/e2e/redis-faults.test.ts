@@ -52,18 +52,18 @@ describe.skipIf(SKIP_REDIS)('Redis behind faults', () => {
         return { name: metered(answer.headers) ? 'metered' : 'unmetered', status: answer.status };
       });
       onTestFinished(() => load.stop());
-      await eventually(async () => load.outcomes.some((o) => o.name === 'metered'), 'requests are metered', 5000);
+      await eventually(() => load.outcomes.some((o) => o.name === 'metered'), 'requests are metered', 5000);
 
       await proxy.set(fault);
       const faultStart = Date.now();
       await eventually(async () => (await ready()).rateLimits.degraded, '/ready reports the store degraded', 10_000);
       const knownAt = Date.now();
-      await eventually(async () => Date.now() - faultStart >= FAULT_MS, 'the fault has lasted', FAULT_MS + 1000);
+      await eventually(() => Date.now() - faultStart >= FAULT_MS, 'the fault has lasted', FAULT_MS + 1000);
       const restoredAt = Date.now();
       await proxy.set('pass');
 
       await eventually(
-        async () => load.between(restoredAt, Infinity).some((o) => o.name === 'metered'),
+        () => load.between(restoredAt, Infinity).some((o) => o.name === 'metered'),
         'budgets are counted again after the restore',
         RECOVERY_MS,
       );

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { match } from '../support/match.ts';
 import { expectProblem, rest, type Order } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -27,10 +28,10 @@ describe('POST /users/{user_id}/orders', () => {
     const response = await call<Order>('POST', `/users/${userId}/orders`, { json: { total: 1999 } });
     expect(response.status).toBe(201);
     expect(response.body).toEqual({
-      id: expect.stringMatching(/^ord_/),
+      id: match.stringMatching(/^ord_/),
       total: 1999,
       status: 'pending',
-      createdAt: expect.any(String),
+      createdAt: match.any(String),
       userId,
     });
     expect(response.headers.get('location')).toBe(`/orders/${response.body.id}`);
@@ -46,7 +47,7 @@ describe('POST /users/{user_id}/orders', () => {
       'invalid-input',
       `/users/${userId}/orders`,
     );
-    expect(problem.errors).toEqual([{ field: 'userId', message: expect.stringContaining('path') }]);
+    expect(problem.errors).toEqual([{ field: 'userId', message: match.stringContaining('path') }]);
   });
 
   it.each([

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idAt } from '../../src/db/ids.ts';
 import { CursorCodec } from '../../src/pagination/cursor.ts';
+import { match } from '../support/match.ts';
 import { type User, type Order } from '../support/rest.ts';
 import { startTestServer, TEST_CURSOR_SECRET, type TestServer } from '../support/server.ts';
 
@@ -88,11 +89,11 @@ async function expectInvalid(path: string, fields: string[]): Promise<void> {
   expect(reply.contentType).toBe('application/problem+json');
   expect(reply.body).toEqual({
     type: 'https://portico.dev/problems/invalid-input',
-    title: expect.stringMatching(/\S/),
+    title: match.stringMatching(/\S/),
     status: 400,
-    detail: expect.stringMatching(/\S/),
+    detail: match.stringMatching(/\S/),
     instance: new URL(path, 'http://x').pathname,
-    errors: fields.map((field) => ({ field, message: expect.stringMatching(/\S/) })),
+    errors: fields.map((field) => ({ field, message: match.stringMatching(/\S/) })),
   });
 }
 
@@ -449,7 +450,7 @@ describe('GET /users/{user_id}/orders', () => {
   it('gives 20 orders by default and at most 100', async () => {
     const first = await get<OrderPage>(`/users/${buyer.id}/orders`);
     expect(ids(first.items)).toEqual(ids(created).reverse().slice(0, 20));
-    expect(first.nextCursor).toEqual(expect.any(String));
+    expect(first.nextCursor).toEqual(match.any(String));
     const all = await get<OrderPage>(`/users/${buyer.id}/orders?limit=100`);
     expect(all.items).toHaveLength(45);
     expect(all.nextCursor).toBeNull();
@@ -462,7 +463,7 @@ describe('GET /users/{user_id}/orders', () => {
 
   it('refuses a cursor from another user’s list, a users cursor, and a forged one', async () => {
     const othersCursor = (await get<OrderPage>(`/users/${other.id}/orders?limit=2`)).nextCursor;
-    expect(othersCursor).toEqual(expect.any(String));
+    expect(othersCursor).toEqual(match.any(String));
     const usersCursor = (await get<CursorPage>('/users?limit=2')).pagination.nextCursor;
     const ownCursor = (await get<OrderPage>(`/users/${buyer.id}/orders?limit=2`)).nextCursor!;
     for (const cursor of [othersCursor, usersCursor, forged(ownCursor), ownCursor.slice(0, -2)]) {
@@ -487,7 +488,7 @@ describe('GET /users/{user_id}/orders', () => {
       type: 'https://portico.dev/problems/not-found',
       status: 404,
       instance: `/users/${UNKNOWN_USER_ID}/orders`,
-      detail: expect.stringContaining(UNKNOWN_USER_ID),
+      detail: match.stringContaining(UNKNOWN_USER_ID),
     });
     await expectInvalid('/users/not-an-id/orders', ['user_id']);
   });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { match } from '../support/match.ts';
 import { expectProblem, rest, type User } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -25,11 +26,11 @@ describe('POST /users', () => {
     expect(response.status).toBe(201);
     expect(response.headers.get('content-type')).toContain('application/json');
     expect(response.body).toEqual({
-      id: expect.stringMatching(/^usr_/),
+      id: match.stringMatching(/^usr_/),
       name: 'Grace Hopper',
       email: 'grace@example.com',
-      createdAt: expect.any(String),
-      updatedAt: expect.any(String),
+      createdAt: match.any(String),
+      updatedAt: match.any(String),
     });
     expect(response.headers.get('location')).toBe(`/users/${response.body.id}`);
     const fetched = await call<User>('GET', response.headers.get('location')!);
@@ -105,7 +106,7 @@ describe('GET /users/{user_id}', () => {
     expect([found.status, found.body]).toEqual([200, user]);
     expectProblem(await call('GET', `/users/${UNKNOWN}`), 404, 'not-found', `/users/${UNKNOWN}`);
     const malformed = expectProblem(await call('GET', '/users/42'), 400, 'invalid-input', '/users/42');
-    expect(malformed.errors).toEqual([{ field: 'user_id', message: expect.stringContaining('usr_') }]);
+    expect(malformed.errors).toEqual([{ field: 'user_id', message: match.stringContaining('usr_') }]);
   });
 
   it('decodes a percent-encoded id exactly once, and refuses malformed escapes with 400', async () => {

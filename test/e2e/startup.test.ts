@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { match } from '../support/match.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -48,12 +49,12 @@ function startProcess(env: Record<string, string>): Run {
       child.once('close', (code, signal) => resolve({ code, signal }));
     }),
   };
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
     const lines = (partial + chunk).split('\n');
     partial = lines.pop()!;
     run.stdout.push(...lines);
   });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
     run.stderr += chunk;
   });
   runs.push(run);
@@ -74,16 +75,16 @@ async function waitFor<T>(
   what: string,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
+  let lastError = '';
   for (;;) {
     try {
       const result = await check();
       if (result !== undefined && result !== false) return result;
     } catch (error) {
-      lastError = error;
+      lastError = String(error);
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${String(lastError)})` : ''}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}`);
     }
     await delay(50);
   }
@@ -222,7 +223,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     expect(await run.exited).toEqual({ code: 0, signal: null });
     await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
     // In any order: pino writes asynchronously and flushes what is pending synchronously at exit, so the last lines may swap.
-    expect(logs(run).map((line) => line.msg)).toEqual(expect.arrayContaining(['embedded PostgreSQL stopped', 'stopped']));
+    expect(logs(run).map((line) => line.msg)).toEqual(match.arrayContaining(['embedded PostgreSQL stopped', 'stopped']));
     expect(run.stderr.trim().startsWith('No API keys existed')).toBe(true);
   });
 

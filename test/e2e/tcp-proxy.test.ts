@@ -16,7 +16,7 @@ interface EchoServer {
 
 async function startEchoServer(): Promise<EchoServer> {
   const sockets = new Set<net.Socket>();
-  const echo: EchoServer = { port: 0, accepted: 0, sockets, close: async () => undefined };
+  const echo: EchoServer = { port: 0, accepted: 0, sockets, close: () => Promise.resolve() };
   const server = net.createServer((socket) => {
     echo.accepted++;
     sockets.add(socket);

@@ -88,7 +88,7 @@ describe('tokens that do not verify', () => {
     ['a lifetime over JWT_MAX_AGE (24 h)', () => sign(alice, { exp: now() + 24 * 3600 + 60 })],
     ['no iat and an expiry further away than JWT_MAX_AGE', () => sign(alice, { iat: null, exp: now() + 24 * 3600 + 120 })],
     ['an iat in the future beyond the clock tolerance', () => sign(alice, { iat: now() + 120 })],
-    ['garbage', async () => 'not.a.jwt'],
+    ['garbage', () => Promise.resolve('not.a.jwt')],
   ])('%s gets 401 with error="invalid_token" on both faces', async (_, token) => {
     const value = await token();
     const rest = await call('GET', `/users/${alice}`, as(value));

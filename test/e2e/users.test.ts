@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { match } from '../support/match.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -126,7 +127,7 @@ describe('user', () => {
       const response = await server.gql('query ($id: ID!) { user(id: $id) { id } }', { id });
       const error = firstError(response);
       expect(error.extensions.code).toBe('BAD_USER_INPUT');
-      expect(error.extensions.errors).toEqual([{ field: 'id', message: expect.stringContaining('usr_') }]);
+      expect(error.extensions.errors).toEqual([{ field: 'id', message: match.stringContaining('usr_') }]);
     },
   );
 });

@@ -11,6 +11,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPENAPI_FILE, printedOpenApi } from '../../src/rest/print.ts';
 import { ROUTES, pathParameters } from '../../src/rest/routes.ts';
+import { match } from '../support/match.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 type Json = Record<string, unknown>;
@@ -153,7 +154,7 @@ describe('the documented routes', () => {
         expect(content!['application/problem+json']!.schema, `${method} ${route} ${status}`).toEqual({ $ref: PROBLEM_REF });
       }
     }
-    expect(doc.components.schemas.Problem).toMatchObject({ required: expect.arrayContaining(['type', 'title', 'status', 'detail']) });
+    expect(doc.components.schemas.Problem).toMatchObject({ required: match.arrayContaining(['type', 'title', 'status', 'detail']) });
   });
 
   it('document 201 with a Location header for POST, and 204 with no content for DELETE', () => {
@@ -200,7 +201,7 @@ describe('the documented routes', () => {
         expect(parameter.required, `${route.path} ${parameter.name}`).toBe(true);
         expect(parameter.schema, `${route.path} ${parameter.name}`).toMatchObject({
           type: 'string',
-          pattern: expect.stringMatching(/^\^.+\$$/),
+          pattern: match.stringMatching(/^\^.+\$$/),
         });
         expect(() => new RegExp(parameter.schema!.pattern as string)).not.toThrow();
       }
@@ -228,6 +229,6 @@ describe('what SOFA would generate on its own is not served', () => {
     const { status, contentType, body } = await fetchProblem('GET', '/orders');
     expect([404, 405]).toContain(status);
     expect(contentType).toBe('application/problem+json');
-    expect(body).toMatchObject({ status, instance: '/orders', type: expect.stringMatching(/^https:\/\/portico\.dev\/problems\//) });
+    expect(body).toMatchObject({ status, instance: '/orders', type: match.stringMatching(/^https:\/\/portico\.dev\/problems\//) });
   });
 });

@@ -18,7 +18,7 @@ export function usedCredential(credential: string): string {
 }
 
 /** Masked forms of every registered credential found in any test server's logs. */
-export async function credentialsInLogs(auditDir: string): Promise<string[]> {
+export function credentialsInLogs(auditDir: string): string[] {
   const read = (prefix: string) =>
     readdirSync(auditDir)
       .filter((name) => name.startsWith(prefix))

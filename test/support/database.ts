@@ -19,7 +19,7 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
 }
 
 /** A fresh, migrated database of its own (cloned from the run's template); returns its URL and a dropper. */
-export async function createTestDatabase(): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+export async function createTestDatabase(): Promise<{ url: string; name: string; drop: () => Promise<void> }> {
   const name = `portico_test_${randomBytes(5).toString('hex')}`;
   await admin((client) => client.query(`create database ${name} template ${inject('templateDatabase')}`));
   return {
@@ -30,7 +30,7 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
 }
 
 /** An empty database with no schema at all (for migration tests). */
-export async function createEmptyDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+export async function createEmptyDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `portico_empty_${randomBytes(5).toString('hex')}`;
   await admin((client) => client.query(`create database ${name}`));
   return {

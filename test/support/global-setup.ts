@@ -53,7 +53,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('auditDir', auditDir);
 
   return async () => {
-    const leaks = await credentialsInLogs(auditDir);
+    const leaks = credentialsInLogs(auditDir);
     await fs.rm(auditDir, { recursive: true, force: true });
     await admin.query(`drop database if exists ${template} with (force)`);
     await admin.end();

@@ -73,7 +73,7 @@ export async function startTestServer(
   overrides: Partial<Config> = {},
   { sharing, databaseVia }: TestServerOptions = {},
 ): Promise<TestServer> {
-  const database = sharing ? { url: sharing.databaseUrl, drop: async () => undefined } : await createTestDatabase();
+  const database = sharing ? { url: sharing.databaseUrl, drop: () => Promise.resolve() } : await createTestDatabase();
   const serverUrl = databaseVia ? databaseVia.proxiedUrl(database.url) : database.url;
   const defaults = loadConfig({ LOG_LEVEL: 'debug' });
   // No key cache: revocations in tests take effect at once (the cache has its own tests). Rate

@@ -69,7 +69,7 @@ export async function boundedFetch(
 }
 
 /** Polls `check` until it returns true, or fails after `timeoutMs`. */
-export async function eventually(check: () => Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`not true within ${timeoutMs} ms: ${what}`);

@@ -1,7 +1,7 @@
 import type { UserRecord } from '../../db/records.ts';
 import { createUser, deleteUser, findUser, listUsers, replaceUser, updateUser } from '../../services/users.ts';
 import { PAGE_SIZE } from '../../services/limits.ts';
-import type { GraphQLObjectType, GraphQLResolveInfo } from 'graphql';
+import { assertObjectType, type GraphQLResolveInfo } from 'graphql';
 import { actsForEveryone } from '../acts-for.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
@@ -28,11 +28,11 @@ const UserConnection = builder.connectionObject({ type: UserRef, name: 'UserConn
  */
 function ordersToPrefetch(ctx: GraphQLContext, info: GraphQLResolveInfo): number | undefined {
   if (!actsForEveryone(ctx)) return undefined;
-  const orders = (info.schema.getType('User') as GraphQLObjectType).getFields().orders!;
+  const orders = assertObjectType(info.schema.getType('User')).getFields().orders!;
   const limits = new Set(argumentsBelow(info, ['edges', 'node'], orders).map((args) => args.limit ?? PAGE_SIZE.default));
   const [limit] = limits;
-  return limits.size === 1 && Number.isInteger(limit) && (limit as number) >= 1 && (limit as number) <= PAGE_SIZE.max
-    ? (limit as number)
+  return limits.size === 1 && typeof limit === 'number' && Number.isInteger(limit) && limit >= 1 && limit <= PAGE_SIZE.max
+    ? limit
     : undefined;
 }
 
