@@ -1,7 +1,7 @@
 // Whether PostgreSQL can be reached, as the connection pool experiences it. The first failure of an
 // outage is logged once, as an error; while it lasts a probe on its own connection checks every
 // second, and the end is logged once with how long it lasted and how many calls failed. Requests
-// meanwhile answer 503 on their own (see graphql/errors.ts), so nothing here sits in their way.
+// meanwhile answer 503 on their own (see plugins/error-masking.ts), so nothing here sits in their way.
 import type { Logger } from '../log.ts';
 
 export interface AvailabilityStats {

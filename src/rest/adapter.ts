@@ -7,7 +7,7 @@
 // Location, 204 without a body, 404 instead of `200 null`, and Problem Details for every error.
 import { STATUS_CODES } from 'node:http';
 import { buildOperationNodeForField } from '@graphql-tools/utils';
-import { Kind, OperationTypeNode, assertSchema, getNamedType, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { Kind, assertSchema, getNamedType, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { YogaServer } from 'graphql-yoga';
 import { createSofa } from 'sofa-api';
 import { problem, type FieldError, type Problem } from '../errors.ts';
@@ -18,7 +18,7 @@ import { GRAPHQL_PATH } from '../paths.ts';
 import { RequestProblem, problemFromGraphQLErrors, problemResponse } from './problem-details.ts';
 import { inputFor } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
-import { ROUTES, matchRoute, queryParameters, restNames, type RestRoute } from './routes.ts';
+import { ROUTES, matchRoute, queryParameters, restNames, routeRoot, type RestRoute } from './routes.ts';
 import type { ServerContext, ServerPlugin } from '../plugins/server-context.ts';
 
 const INT32 = /^-?\d{1,10}$/;
@@ -61,9 +61,9 @@ function operationsOf(schema: GraphQLSchema): Map<RestRoute, Operation> {
   const sofa = createSofa({ schema, basePath: '' });
   return new Map(
     ROUTES.map((route) => {
-      const [typeName, field = ''] = route.field.split('.');
+      const { operation, fieldName: field } = routeRoot(route);
       const node = buildOperationNodeForField({
-        kind: typeName === 'Query' ? OperationTypeNode.QUERY : OperationTypeNode.MUTATION,
+        kind: operation,
         schema: sofa.schema,
         field,
         models: sofa.models,

@@ -1,7 +1,7 @@
 // The REST facade, route by route: which GraphQL root field does the work and how the HTTP request
 // maps onto its arguments. Everything else about REST (SOFA's configuration, the adapter, the
 // OpenAPI document) is derived from this table.
-import type { GraphQLArgument, GraphQLField, GraphQLSchema } from 'graphql';
+import { OperationTypeNode, type GraphQLArgument, type GraphQLField, type GraphQLSchema } from 'graphql';
 import { decodeComponent } from '../net/uri.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -137,10 +137,16 @@ export function pathParameters(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 }
 
+/** A route's root operation type and root field name, from its `Type.field`. */
+export function routeRoot(route: RestRoute): { operation: OperationTypeNode; fieldName: string } {
+  const [typeName, fieldName = ''] = route.field.split('.');
+  return { operation: typeName === 'Query' ? OperationTypeNode.QUERY : OperationTypeNode.MUTATION, fieldName };
+}
+
 /** The root field behind a route, in the given schema. */
 export function routeField(schema: GraphQLSchema, route: RestRoute): GraphQLField<unknown, unknown> {
-  const [typeName, fieldName = ''] = route.field.split('.');
-  const type = typeName === 'Query' ? schema.getQueryType() : schema.getMutationType();
+  const { operation, fieldName } = routeRoot(route);
+  const type = operation === OperationTypeNode.QUERY ? schema.getQueryType() : schema.getMutationType();
   return type!.getFields()[fieldName]!;
 }
 

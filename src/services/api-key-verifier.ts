@@ -115,11 +115,6 @@ export class ApiKeyVerifier {
     if (payload === '') void this.reload().catch(() => undefined);
   }
 
-  /** Forgets cached rows, e.g. when another instance revoked a key. */
-  invalidate(): void {
-    this.#rows.clear();
-  }
-
   /** Reads the prefix of every key that can still verify. */
   async reload(): Promise<void> {
     const startedAt = Date.now();

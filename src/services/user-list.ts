@@ -6,7 +6,6 @@ import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { PAGE_SIZE, PAGE_NUMBER_MAX } from './limits.ts';
 import { InputCheck } from './validation.ts';
-import { isOneOf } from '../guards.ts';
 
 export const USER_SORTS = ['createdAt', '-createdAt', 'name', '-name'] as const;
 export type UserSort = (typeof USER_SORTS)[number];
@@ -70,15 +69,14 @@ export async function listUserCollection(sql: Sql, cursors: CursorCodec, args: U
   if (args.page != null && (!Number.isInteger(args.page) || args.page < 1 || args.page > PAGE_NUMBER_MAX)) {
     check.fail('page', `must be a whole number from 1 to ${PAGE_NUMBER_MAX}; use cursors to go further`);
   }
-  const sort = args.sort ?? 'createdAt';
-  if (!isOneOf(USER_SORTS, sort)) check.fail('sort', `must be one of ${USER_SORTS.join(', ')}`);
+  const sort = check.oneOf('sort', USER_SORTS, args.sort ?? 'createdAt');
   if (args.afterId != null) {
     check.id('user', 'afterId', args.afterId);
     if (args.sort != null) check.fail('sort', 'cannot be combined with afterId, which always orders by id');
   }
   check.done();
 
-  const plan = SORTS.get(isOneOf(USER_SORTS, sort) ? sort : 'createdAt')!;
+  const plan = SORTS.get(sort!)!;
   if (args.page != null) return offsetPage(sql, plan, args.page, limit!);
   if (args.afterId != null) return afterIdPage(sql, args.afterId, limit!);
   return cursorPage(sql, cursors, plan, args.cursor ?? null, limit!);

@@ -4,7 +4,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { ORDER_COLUMNS, USER_COLUMNS, type OrderRecord, type UserRecord } from '../db/records.ts';
-import { statement, type Sql } from '../db/sql.ts';
+import { statement, type Sql, type Statement } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
@@ -54,22 +54,25 @@ export function edgesOf<T>(items: readonly T[], keyset: Keyset<T>, cursors: Curs
   });
 }
 
-const FIRST_USERS = statement('users_first', `select ${USER_COLUMNS} from users order by created_at, id limit $1`);
-const USERS_AFTER = statement(
-  'users_after',
-  `select ${USER_COLUMNS} from users where (created_at, id) > ($1, $2) order by created_at, id limit $3`,
-);
 /** Each user's newest `limit` orders as a JSON array, in the user's own row. */
 const latestOrdersOf = (limit: string) =>
   `coalesce((select json_agg(o) from (select ${ORDER_COLUMNS} from orders where user_id = users.id ${NEWEST_FIRST} limit ${limit}) o), '[]'::json) as "latestOrders"`;
-const FIRST_USERS_WITH_ORDERS = statement(
-  'users_first_with_orders',
-  `select ${USER_COLUMNS}, ${latestOrdersOf('$2')} from users order by created_at, id limit $1`,
-);
-const USERS_AFTER_WITH_ORDERS = statement(
-  'users_after_with_orders',
-  `select ${USER_COLUMNS}, ${latestOrdersOf('$4')} from users where (created_at, id) > ($1, $2) order by created_at, id limit $3`,
-);
+
+/**
+ * The page statement for each combination of "after a cursor" and "with each user's orders"; its
+ * parameters are the cursor's (created_at, id) when after, the row limit, then the orders' limit.
+ */
+function usersPage(after: boolean, withOrders: boolean): Statement {
+  const limit = after ? 3 : 1;
+  const columns = withOrders ? `${USER_COLUMNS}, ${latestOrdersOf(`$${limit + 1}`)}` : USER_COLUMNS;
+  const where = after ? 'where (created_at, id) > ($1, $2) ' : '';
+  const name = `users_${after ? 'after' : 'first'}${withOrders ? '_with_orders' : ''}`;
+  return statement(name, `select ${columns} from users ${where}order by created_at, id limit $${limit}`);
+}
+const USERS_PAGE = {
+  first: { plain: usersPage(false, false), withOrders: usersPage(false, true) },
+  after: { plain: usersPage(true, false), withOrders: usersPage(true, true) },
+};
 const USER_BY_ID = statement('user_by_id', `select ${USER_COLUMNS} from users where id = $1`);
 const USERS_BY_IDS = statement('users_by_ids', `select ${USER_COLUMNS} from users where id = any($1::text[])`);
 
@@ -88,14 +91,12 @@ export async function listUsers(
   check.done();
   const after = args.after == null ? undefined : positionAfter(BY_CREATION, cursors, args.after, 'after');
   type Row = UserRecord & { latestOrders?: OrderRecord[] };
-  const rows =
-    ordersLimit === undefined
-      ? after === undefined
-        ? await sql.rows<Row>(FIRST_USERS, [first! + 1])
-        : await sql.rows<Row>(USERS_AFTER, [...after, first! + 1])
-      : after === undefined
-        ? await sql.rows<Row>(FIRST_USERS_WITH_ORDERS, [first! + 1, ordersLimit])
-        : await sql.rows<Row>(USERS_AFTER_WITH_ORDERS, [...after, first! + 1, ordersLimit]);
+  const statements = after === undefined ? USERS_PAGE.first : USERS_PAGE.after;
+  const rows = await sql.rows<Row>(ordersLimit === undefined ? statements.plain : statements.withOrders, [
+    ...(after ?? []),
+    first! + 1,
+    ...(ordersLimit === undefined ? [] : [ordersLimit]),
+  ]);
   const { items, hasMore } = pageOf(rows, first!);
   const page: UserPage = { items: edgesOf<UserRecord>(items, BY_CREATION, cursors), hasNextPage: hasMore };
   if (ordersLimit !== undefined) page.latestOrders = new Map(items.map((row) => [row.id, row.latestOrders ?? []]));

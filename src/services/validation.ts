@@ -77,10 +77,14 @@ export class InputCheck {
     return value;
   }
 
+  /** One of a fixed list of words, narrowed to the list's type. */
+  oneOf<T extends string>(field: string, values: readonly T[], value: string): T | undefined {
+    if (isOneOf(values, value)) return value;
+    return this.fail(field, `must be one of ${values.join(', ')}`);
+  }
+
   status(field: string, value: string | null | undefined): OrderStatus | undefined {
-    if (value == null) return 'pending';
-    if (isOneOf(ORDER_STATUSES, value)) return value;
-    return this.fail(field, `must be one of ${ORDER_STATUSES.join(', ')}`);
+    return value == null ? 'pending' : this.oneOf(field, ORDER_STATUSES, value);
   }
 
   pageSize(field: string, value: number | null | undefined, bounds: { default: number; max: number }): number | undefined {
