@@ -28,8 +28,24 @@ export function epochMs(instant: Instant): number {
   return typeof instant === 'number' ? instant : instant.getTime();
 }
 
-const ms = (column: string) => `(extract(epoch from ${column}) * 1000)::float8`;
+/**
+ * A timestamptz(3) column as epoch milliseconds. `date_part` answers float8 seconds directly (where
+ * `extract` computes in numeric, which cost PostgreSQL a quarter of the nested page's time); the
+ * column holds whole milliseconds, so rounding the product gives them back exactly.
+ */
+const ms = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
 
 /** The columns of each as reads select them: named as the records' fields, so a row is a record. */
 export const USER_COLUMNS = `id, name, email, ${ms('created_at')} as "createdAt", ${ms('updated_at')} as "updatedAt"`;
 export const ORDER_COLUMNS = `id, user_id as "userId", total, status, ${ms('created_at')} as "createdAt"`;
+
+/**
+ * An order inside a user's row, as PostgreSQL builds it in JSON: a compact array (the user id is the
+ * row's own), several times cheaper for PostgreSQL to build than an object per order.
+ */
+export const ORDER_TUPLE = `json_build_array(id, total, status, ${ms('created_at')})`;
+export type OrderTuple = [id: string, total: number, status: OrderStatus, createdAt: number];
+
+export function orderOfTuple(userId: string, [id, total, status, createdAt]: OrderTuple): OrderRecord {
+  return { id, userId, total, status, createdAt };
+}

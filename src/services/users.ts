@@ -3,7 +3,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { ORDER_COLUMNS, USER_COLUMNS, type OrderRecord, type UserRecord } from '../db/records.ts';
+import { ORDER_TUPLE, USER_COLUMNS, orderOfTuple, type OrderRecord, type OrderTuple, type UserRecord } from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
@@ -54,9 +54,9 @@ export function edgesOf<T>(items: readonly T[], keyset: Keyset<T>, cursors: Curs
   });
 }
 
-/** Each user's newest `limit` orders as a JSON array, in the user's own row. */
+/** Each user's newest `limit` orders as a JSON array of order tuples, in the user's own row. */
 const latestOrdersOf = (limit: string) =>
-  `coalesce((select json_agg(o) from (select ${ORDER_COLUMNS} from orders where user_id = users.id ${NEWEST_FIRST} limit ${limit}) o), '[]'::json) as "latestOrders"`;
+  `coalesce((select json_agg(${ORDER_TUPLE}) from (select id, total, status, created_at from orders where user_id = users.id ${NEWEST_FIRST} limit ${limit}) o), '[]'::json) as "latestOrders"`;
 
 /**
  * The page statement for each combination of "after a cursor" and "with each user's orders"; its
@@ -90,7 +90,7 @@ export async function listUsers(
   const first = check.pageSize('first', args.first, PAGE_SIZE);
   check.done();
   const after = args.after == null ? undefined : positionAfter(BY_CREATION, cursors, args.after, 'after');
-  type Row = UserRecord & { latestOrders?: OrderRecord[] };
+  type Row = UserRecord & { latestOrders?: OrderTuple[] };
   const statements = after === undefined ? USERS_PAGE.first : USERS_PAGE.after;
   const rows = await sql.rows<Row>(ordersLimit === undefined ? statements.plain : statements.withOrders, [
     ...(after ?? []),
@@ -99,7 +99,9 @@ export async function listUsers(
   ]);
   const { items, hasMore } = pageOf(rows, first!);
   const page: UserPage = { items: edgesOf<UserRecord>(items, BY_CREATION, cursors), hasNextPage: hasMore };
-  if (ordersLimit !== undefined) page.latestOrders = new Map(items.map((row) => [row.id, row.latestOrders ?? []]));
+  if (ordersLimit !== undefined) {
+    page.latestOrders = new Map(items.map((row) => [row.id, (row.latestOrders ?? []).map((order) => orderOfTuple(row.id, order))]));
+  }
   return page;
 }
 
