@@ -107,24 +107,32 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       const { document, operationName } = executionArgs(args);
       ticket.cost = Math.max(rootFields(document, operationName)?.fields.length ?? 1, 1);
     },
-    async onResponse({ serverContext, response }) {
+    onResponse({ serverContext, response }) {
       const ticket = serverContext.rateLimit;
       if (!ticket) return;
       tickets.delete(ticket.id);
-      // A request refused before execution spent nothing; its answer still says where the budget stands.
-      const state = ticket.decision ? await ticket.decision : await counter.peek(ticket.keyId, ticket.limit, windowMs);
-      if (!state) return;
-      for (const [name, value] of Object.entries(rateLimitHeaders(state, windowMs))) response.headers.set(name, value);
+      const setHeaders = (state: WindowState | undefined) => {
+        if (!state) return;
+        for (const [name, value] of Object.entries(rateLimitHeaders(state, windowMs))) response.headers.set(name, value);
+      };
+      // Most requests were decided during execution: no promise for them. A request refused before
+      // execution spent nothing; its answer still says where the budget stands.
+      if (ticket.state) return setHeaders(ticket.state);
+      return (ticket.decision ?? counter.peek(ticket.keyId, ticket.limit, windowMs)).then(setHeaders);
     },
   };
-  // The limiter walks the document and hands back a copy even when it removed nothing (its visitor
-  // returns each node, which graphql-js counts as an edit). Compiled execution is cached by document
-  // object, so a copy per request would compile every request anew. A request that goes on to run
-  // had nothing removed (a refusal stops it whole), so the document yoga parsed and cached goes back.
+  // The limiter weighs root fields only (the configuration names no other), yet walks the whole
+  // document with type information on every request, and hands back a copy even when it removed
+  // nothing (its visitor returns each node, which graphql-js counts as an edit). So it is shown the
+  // operation's root fields alone (built once per document), and the document yoga parsed and cached
+  // goes back afterwards: compiled execution is cached by document object, and a request that goes
+  // on to run had nothing removed (a refusal stops it whole).
   const parsed = new WeakMap<object, DocumentNode>();
   const remember: ServerPlugin = {
     onExecute({ args }) {
-      parsed.set(args, executionArgs(args).document);
+      const { document, operationName } = executionArgs(args);
+      parsed.set(args, document);
+      args.document = rootFields(document, operationName)?.skeleton ?? document;
     },
   };
   const restore: ServerPlugin = {
