@@ -10,10 +10,18 @@ export interface Loaders {
   userById: DataLoader<string, UserRecord | null>;
   /** The newest `limit` orders per user; one loader (so one statement) per distinct limit. */
   latestOrders(limit: number): DataLoader<string, OrderRecord[]>;
+  /** Records each user's newest `limit` orders, fetched with the users themselves. */
+  prefetch(limit: number, ordersByUser: ReadonlyMap<string, OrderRecord[]>): void;
+  /**
+   * A user's prefetched orders, handed back as they are: resolved without a promise per user,
+   * which a loader's cache would still cost.
+   */
+  prefetched(limit: number, userId: string): OrderRecord[] | undefined;
 }
 
 export function createLoaders(sql: Sql): Loaders {
   const latestByLimit = new Map<number, DataLoader<string, OrderRecord[]>>();
+  const prefetchedByLimit = new Map<number, ReadonlyMap<string, OrderRecord[]>>();
   let userById: DataLoader<string, UserRecord | null> | undefined;
   return {
     // Made on first use: most requests need neither.
@@ -33,6 +41,12 @@ export function createLoaders(sql: Sql): Loaders {
         latestByLimit.set(limit, loader);
       }
       return loader;
+    },
+    prefetch(limit, ordersByUser) {
+      prefetchedByLimit.set(limit, ordersByUser);
+    },
+    prefetched(limit, userId) {
+      return prefetchedByLimit.get(limit)?.get(userId);
     },
   };
 }

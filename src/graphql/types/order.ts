@@ -43,7 +43,7 @@ builder.objectField(UserRef, 'orders', (t) =>
       const check = new InputCheck();
       const limit = check.pageSize('limit', args.limit, PAGE_SIZE);
       check.done();
-      return ctx.loaders.latestOrders(limit!).load(user.id);
+      return ctx.loaders.prefetched(limit!, user.id) ?? ctx.loaders.latestOrders(limit!).load(user.id);
     },
   }),
 );

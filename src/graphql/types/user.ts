@@ -53,10 +53,7 @@ builder.queryFields((t) => ({
     resolve: async (_root, args, ctx, info) => {
       const ordersLimit = ordersToPrefetch(ctx, info);
       const page = await listUsers(ctx.sql, ctx.cursors, args, ordersLimit);
-      if (page.latestOrders) {
-        const loader = ctx.loaders.latestOrders(ordersLimit!);
-        for (const [userId, orders] of page.latestOrders) loader.prime(userId, orders);
-      }
+      if (page.latestOrders) ctx.loaders.prefetch(ordersLimit!, page.latestOrders);
       return {
         edges: page.items,
         pageInfo: {
