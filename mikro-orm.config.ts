@@ -1,13 +1,13 @@
 // ORM options shared by the service, the CLI and the tests; the connection is supplied at run time.
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import { ApiKey, ApiKeyUsage, Order, User } from './src/db/entities/index.ts';
+import { ApiKey, ApiKeyUsage, IdempotencyKey, Order, User } from './src/db/entities/index.ts';
 import { migrations } from './src/db/migrations/index.ts';
 
 export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}): Options {
   return defineConfig({
     clientUrl,
-    entities: [User, Order, ApiKey, ApiKeyUsage],
+    entities: [User, Order, ApiKey, ApiKeyUsage, IdempotencyKey],
     extensions: [Migrator],
     migrations: {
       migrationsList: migrations,

@@ -41,7 +41,26 @@ export interface Config {
   requestTimeoutMs: number;
   /** Browser origins allowed to call the API cross-origin (CORS); empty: none. */
   corsOrigins: string[];
+  idempotency: IdempotencyConfig;
+  /** Faults the tests inject (PORTICO_FAILPOINTS); always empty in production. */
+  failpoints: ReadonlySet<Failpoint>;
 }
+
+export interface IdempotencyConfig {
+  /** How long the outcome of a write sent with an Idempotency-Key is kept and replayed. */
+  ttlMs: number;
+  /** Whether a POST (and a GraphQL mutation) without an Idempotency-Key is refused. */
+  required: boolean;
+}
+
+/**
+ * Places where a test can make the service fail on purpose, around the commit of a write sent with an
+ * Idempotency-Key: `crash-before-idempotent-commit` kills the process once the write ran and before it
+ * commits; `crash-after-idempotent-commit` once it committed and before its response is sent;
+ * `fail-idempotent-commit` makes the commit fail.
+ */
+export const FAILPOINTS = ['crash-before-idempotent-commit', 'crash-after-idempotent-commit', 'fail-idempotent-commit'] as const;
+export type Failpoint = (typeof FAILPOINTS)[number];
 
 export interface RateLimitConfig {
   /** Root fields an API key may run per window, unless the key sets its own limit. */
@@ -242,5 +261,22 @@ export function loadConfig(env: Env = process.env): Config {
     },
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 15_000, 100, 600_000),
     corsOrigins: originList(env, 'CORS_ORIGINS'),
+    idempotency: {
+      ttlMs: duration(env, 'IDEMPOTENCY_TTL', '24h', 1000, 30 * 86_400_000),
+      required: boolean(env, 'IDEMPOTENCY_REQUIRED', false),
+    },
+    failpoints: production ? new Set() : failpoints(env),
   };
+}
+
+/** PORTICO_FAILPOINTS: a comma-separated list of FAILPOINTS, for tests. */
+function failpoints(env: Env): ReadonlySet<Failpoint> {
+  const names = (env.PORTICO_FAILPOINTS ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
+  const unknown = names.filter((name) => !isOneOf(FAILPOINTS, name));
+  if (unknown.length > 0)
+    throw new ConfigError(`PORTICO_FAILPOINTS must list some of ${FAILPOINTS.join(', ')} (got "${unknown.join(', ')}").`);
+  return new Set(names.filter((name) => isOneOf(FAILPOINTS, name)));
 }

@@ -9,12 +9,16 @@ export const INTERNAL_DETAIL = 'The request could not be completed; it has been 
 /** How long a client should wait before retrying when a dependency the request needs is down. */
 export const UNAVAILABLE_RETRY_AFTER_S = 2;
 
+/** How long a client should wait before retrying a write whose Idempotency-Key is still being processed. */
+export const IN_FLIGHT_RETRY_AFTER_S = 1;
+
 /**
  * Every kind of problem the API reports: its HTTP status and title (REST Problem Details), and its
  * GraphQL error code. The last segment of the problem type URI is the kind's name. A kind marked
  * `wholeRequest` stops a GraphQL request as a whole, so the response takes its HTTP status: a document
  * over a limit is refused before execution, a spent budget runs nothing, and when the database fails
- * nothing the request asked for can be trusted to have run.
+ * nothing the request asked for can be trusted to have run. `retryAfterS` is the Retry-After every
+ * answer of the kind carries.
  */
 export const PROBLEM_KINDS = {
   'invalid-input': { status: 400, title: 'Invalid input', code: 'BAD_USER_INPUT' },
@@ -25,13 +29,27 @@ export const PROBLEM_KINDS = {
   'method-not-allowed': { status: 405, title: 'Method not allowed', code: 'BAD_USER_INPUT' },
   'request-timeout': { status: 408, title: 'Request timeout', code: 'BAD_USER_INPUT' },
   conflict: { status: 409, title: 'Conflict', code: 'CONFLICT' },
+  'idempotency-key-in-flight': {
+    status: 409,
+    title: 'Idempotency key in use',
+    code: 'IDEMPOTENCY_KEY_IN_FLIGHT',
+    wholeRequest: true,
+    retryAfterS: IN_FLIGHT_RETRY_AFTER_S,
+  },
   'payload-too-large': { status: 413, title: 'Request body too large', code: 'BAD_USER_INPUT' },
   'uri-too-long': { status: 414, title: 'URI too long', code: 'BAD_USER_INPUT' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type', code: 'BAD_USER_INPUT' },
+  'idempotency-key-reused': { status: 422, title: 'Idempotency key reused', code: 'IDEMPOTENCY_KEY_REUSED', wholeRequest: true },
   'quota-exceeded': { status: 429, title: 'Too many requests', code: 'RATE_LIMITED', wholeRequest: true },
   'request-header-fields-too-large': { status: 431, title: 'Request header fields too large', code: 'BAD_USER_INPUT' },
   internal: { status: 500, title: 'Internal error', code: 'INTERNAL' },
-  unavailable: { status: 503, title: 'Service unavailable', code: 'UNAVAILABLE', wholeRequest: true },
+  unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    code: 'UNAVAILABLE',
+    wholeRequest: true,
+    retryAfterS: UNAVAILABLE_RETRY_AFTER_S,
+  },
   timeout: { status: 503, title: 'Timed out', code: 'TIMEOUT', wholeRequest: true },
 } as const;
 
@@ -55,7 +73,8 @@ export function kindOfType(type: string): ProblemKind | undefined {
 
 /** Headers every answer of a kind carries, on either face. */
 export function problemHeaders(kind: ProblemKind | undefined): Record<string, string> {
-  return kind === 'unavailable' ? { 'retry-after': String(UNAVAILABLE_RETRY_AFTER_S) } : {};
+  const entry = kind && PROBLEM_KINDS[kind];
+  return entry && 'retryAfterS' in entry ? { 'retry-after': String(entry.retryAfterS) } : {};
 }
 
 /** The kind a GraphQL code stands for when nothing more precise is known: the first listed with it. */
@@ -143,6 +162,16 @@ export class RateLimitedError extends DomainError {
 /** The work took longer than the service allows (a statement hit its timeout); worth retrying. */
 export class TimeoutError extends DomainError {
   readonly kind = 'timeout' as const;
+}
+
+/** Another request with the same Idempotency-Key is still being processed; retry in a moment. */
+export class IdempotencyKeyInFlightError extends DomainError {
+  readonly kind = 'idempotency-key-in-flight' as const;
+}
+
+/** The Idempotency-Key was used before for a different request. */
+export class IdempotencyKeyReusedError extends DomainError {
+  readonly kind = 'idempotency-key-reused' as const;
 }
 
 /** A dependency the request needs (the database) cannot be reached right now; worth retrying shortly. */

@@ -4,6 +4,7 @@ import { createApp } from './server.ts';
 import { CursorCodec } from './pagination/cursor.ts';
 import { resolveSecret } from './secrets.ts';
 import { UsageRecorder } from './services/api-key-usage.ts';
+import { startIdempotencyPurge } from './services/idempotency.ts';
 import { userTokenVerifier } from './services/user-tokens.ts';
 import { ApiKeyVerifier } from './services/api-key-verifier.ts';
 import { API_KEYS_CHANNEL, createFirstDevelopmentKey } from './services/api-keys.ts';
@@ -52,11 +53,13 @@ try {
   const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
   const sql = await sqlOf(db.orm);
+  const idempotencyPurge = startIdempotencyPurge(() => db.orm.em.fork(), logger);
   const app = createApp({ config, logger, orm: db.orm, sql, database: db.availability, cursors, apiKeys, usage, userTokens, rateLimits });
   const address = await app.listen();
   stop = async () => {
     logger.info('shutting down: draining requests');
     await app.close();
+    await idempotencyPurge.stop();
     await usage.close();
     await rateLimits.close();
     await keyChanges.close();

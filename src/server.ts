@@ -34,6 +34,7 @@ import { useUrlLimit } from './plugins/url-limit.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
 import { useRateLimits } from './plugins/rate-limit.ts';
 import { useUsageCounting } from './plugins/usage.ts';
+import { useIdempotency } from './plugins/idempotency.ts';
 import { useUserTokens } from './plugins/user-token.ts';
 import { useRest } from './rest/adapter.ts';
 import { GRAPHQL_PATH } from './paths.ts';
@@ -118,7 +119,12 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
       // Forked on first use: reads, the most of requests, need no unit of work. Defined on the
       // context itself, since the returned extension is copied (which would read a getter).
       let em: EntityManager | undefined;
-      Object.defineProperty(initial, 'em', { get: () => (em ??= orm.em.fork()), enumerable: false, configurable: true });
+      // A write with an Idempotency-Key runs in the key's transaction (plugins/idempotency.ts).
+      Object.defineProperty(initial, 'em', {
+        get: () => (em ??= initial.idempotency?.write?.em ?? orm.em.fork()),
+        enumerable: false,
+        configurable: true,
+      });
       const reads = sql.until(initial.deadline);
       // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- `em` is defined on the initial context just above
       return { sql: reads, cursors, loaders: createLoaders(reads), auth, rateLimit } as Omit<GraphQLContext, 'em'> as GraphQLContext;
@@ -147,6 +153,7 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
         // After the shape and cost limits, so a refused document costs nothing; before usage counting,
         // so a rate-limited request is not counted as an operation run.
         ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }),
+        useIdempotency({ em: () => orm.em.fork(), ...config.idempotency, failpoints: config.failpoints, logger }),
         useUsageCounting(usage),
         useValidationErrorCodes(),
         useWholeRequestDenials(),

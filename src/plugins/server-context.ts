@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionArgs } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
+import type { IdempotencyState } from './idempotency.ts';
 import type { RequestAuth } from '../services/request-auth.ts';
 
 export interface ServerContext {
@@ -15,6 +16,8 @@ export interface ServerContext {
   auth?: RequestAuth;
   /** Set by useRateLimits for every request with a verified key. */
   rateLimit?: RateLimitTicket;
+  /** Set by useIdempotency for every request that may write and carries an Idempotency-Key (or must). */
+  idempotency?: IdempotencyState;
 }
 
 /**

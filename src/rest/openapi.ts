@@ -4,12 +4,13 @@
 import { buildSchemaObjectFromType } from 'sofa-api';
 import { assertSchema, getNamedType, isInputObjectType, isNonNullType, isObjectType, type GraphQLSchema } from 'graphql';
 import { ORDER_STATUSES } from '../db/entities/index.ts';
-import { PROBLEM_TYPE_BASE } from '../errors.ts';
+import { PROBLEM_KINDS, PROBLEM_TYPE_BASE, isProblemKind, type ProblemKind } from '../errors.ts';
 import { EMAIL_MAX_LENGTH, PAGE_SIZE, NAME_MAX_LENGTH, PAGE_NUMBER_MAX, TOTAL_MAX } from '../services/limits.ts';
 import { USER_SORTS } from '../services/user-list.ts';
+import { isSafeMethod } from '../http/methods.ts';
 import { OPENAPI_PATH } from '../paths.ts';
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../services/idempotency.ts';
 import { MAX_BODY_BYTES } from '../request-limits.ts';
-import { PROBLEM_KINDS, isProblemKind, type ProblemKind } from '../errors.ts';
 import { restSchema } from './rest-schema.ts';
 import { ROUTES, pathParameters, queryParameters, routeField, type RestRoute } from './routes.ts';
 import type { ServerPlugin } from '../plugins/server-context.ts';
@@ -89,6 +90,8 @@ const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
   forbidden: 'Forbidden',
   'not-found': 'NotFound',
   conflict: 'Conflict',
+  'idempotency-key-in-flight': 'IdempotencyKeyInFlight',
+  'idempotency-key-reused': 'IdempotencyKeyReused',
   'payload-too-large': 'PayloadTooLarge',
   'unsupported-media-type': 'UnsupportedMediaType',
   'uri-too-long': 'UriTooLong',
@@ -163,12 +166,60 @@ function parameters(schema: GraphQLSchema, route: RestRoute): Json[] {
   ];
 }
 
+/** Sent on every write (see the README's Idempotent writes). */
+const IDEMPOTENCY_KEY_PARAMETER = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: 'header',
+  required: false,
+  description:
+    'A unique value per write, the same when retrying it: the write runs once, and a retry gets its recorded response ' +
+    `(with \`${IDEMPOTENT_REPLAYED_HEADER}: true\`) for the retention period. Scoped to the API key; the same value for a ` +
+    'different request is refused with 422, and while the first request runs, with 409. A service may require it on POST.',
+  schema: {
+    type: 'string',
+    minLength: 1,
+    maxLength: IDEMPOTENCY_KEY_MAX_LENGTH,
+    pattern: '^[\\x20-\\x7E]+$',
+    example: '2f1c6a8e-order-42',
+  },
+};
+
+const IDEMPOTENT_REPLAYED = {
+  description: 'Present, and `true`, on a response replayed from an earlier request with the same Idempotency-Key.',
+  schema: { type: 'string', enum: ['true'] },
+};
+
+/** One response per status: a kind's own, or one that names every kind the operation may answer with it. */
+function errorResponses(kinds: readonly ProblemKind[]): Json {
+  const byStatus = Map.groupBy(kinds, (kind) => PROBLEM_KINDS[kind].status);
+  return Object.fromEntries(
+    [...byStatus].map(([status, shared]): [number, Json] => {
+      if (shared.length === 1) return [status, ref('responses', RESPONSE_OF_KIND[shared[0]!]!)];
+      const retryAfter = shared.some((kind) => 'retryAfterS' in PROBLEM_KINDS[kind]);
+      return [
+        status,
+        {
+          description: shared.map((kind) => `${PROBLEM_KINDS[kind].title} (\`${PROBLEM_TYPE_BASE}${kind}\`)`).join('; or '),
+          ...(retryAfter ? { headers: { 'Retry-After': RETRY_AFTER_IN_FLIGHT } } : {}),
+          content: { 'application/problem+json': { schema: ref('schemas', 'Problem') } },
+        },
+      ];
+    }),
+  );
+}
+
+const RETRY_AFTER_IN_FLIGHT = {
+  description: 'Seconds to wait before retrying, while a request with the same Idempotency-Key runs.',
+  schema: { type: 'integer', minimum: 1, example: 1 },
+};
+
 function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   // Every route needs an API key (401 without a valid one) whose scope and allowlist permit it (403).
   const kinds: ProblemKind[] = ['invalid-input', 'unauthenticated', 'forbidden'];
   const nullable = !isNonNullType(routeField(schema, route).type);
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
   if (['createUser', 'replaceUser', 'updateUser'].includes(route.operationId)) kinds.push('conflict');
+  if (!isSafeMethod(route.method)) kinds.push('idempotency-key-in-flight', 'idempotency-key-reused');
   if (route.body) kinds.push('payload-too-large', 'unsupported-media-type');
   kinds.push('uri-too-long', 'quota-exceeded', 'internal', 'unavailable');
   return kinds;
@@ -177,7 +228,12 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
 function operation(schema: GraphQLSchema, route: RestRoute): Json {
   const field = routeField(schema, route);
   const resultType = getNamedType(field.type).name;
-  const rateLimitHeaders = { 'RateLimit-Policy': ref('headers', 'RateLimit-Policy'), RateLimit: ref('headers', 'RateLimit') };
+  const writes = !isSafeMethod(route.method);
+  const rateLimitHeaders = {
+    'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
+    RateLimit: ref('headers', 'RateLimit'),
+    ...(writes ? { [IDEMPOTENT_REPLAYED_HEADER]: IDEMPOTENT_REPLAYED } : {}),
+  };
   const success =
     route.status === 204
       ? { description: 'Done; no content.', headers: rateLimitHeaders }
@@ -201,7 +257,7 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
     summary: route.summary,
     ...((route.description ?? field.description) ? { description: route.description ?? field.description } : {}),
     tags: [route.tag],
-    parameters: parameters(schema, route),
+    parameters: [...parameters(schema, route), ...(writes ? [IDEMPOTENCY_KEY_PARAMETER] : [])],
     ...(route.body
       ? {
           requestBody: {
@@ -215,12 +271,7 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
           },
         }
       : {}),
-    responses: {
-      [route.status]: success,
-      ...Object.fromEntries(
-        errorKinds(route, schema).map((kind) => [PROBLEM_KINDS[kind].status, ref('responses', RESPONSE_OF_KIND[kind]!)]),
-      ),
-    },
+    responses: { [route.status]: success, ...errorResponses(errorKinds(route, schema)) },
   };
 }
 
@@ -261,6 +312,25 @@ const PROBLEM_SCHEMA = {
   },
 };
 
+/** Headers that come with some problem responses, by response name. */
+const RESPONSE_HEADERS: Partial<Record<string, Json>> = {
+  ServiceUnavailable: {
+    'Retry-After': {
+      description: 'Seconds to wait before trying again, when the database cannot be reached.',
+      schema: { type: 'integer', minimum: 1, example: 2 },
+    },
+  },
+  IdempotencyKeyInFlight: { 'Retry-After': RETRY_AFTER_IN_FLIGHT },
+  TooManyRequests: {
+    'Retry-After': {
+      description: 'Seconds until the budget renews and the request would be admitted.',
+      schema: { type: 'integer', minimum: 1, example: 42 },
+    },
+    'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
+    RateLimit: ref('headers', 'RateLimit'),
+  },
+};
+
 function problemResponses(): Json {
   const responses: Json = {};
   for (const kind of Object.keys(RESPONSE_OF_KIND).filter(isProblemKind)) {
@@ -275,34 +345,13 @@ function problemResponses(): Json {
       instance: '/users',
       ...(kind === 'invalid-input' ? { errors: [{ field: 'email', message: 'must be an email address like ada@example.com' }] } : {}),
     };
-    const headers =
-      name === 'ServiceUnavailable'
-        ? {
-            headers: {
-              'Retry-After': {
-                description: 'Seconds to wait before trying again, when the database cannot be reached.',
-                schema: { type: 'integer', minimum: 1, example: 2 },
-              },
-            },
-          }
-        : kind === 'quota-exceeded'
-          ? {
-              headers: {
-                'Retry-After': {
-                  description: 'Seconds until the budget renews and the request would be admitted.',
-                  schema: { type: 'integer', minimum: 1, example: 42 },
-                },
-                'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
-                RateLimit: ref('headers', 'RateLimit'),
-              },
-            }
-          : {};
+    const headers = RESPONSE_HEADERS[name];
     responses[name] = {
       description:
         name === 'ServiceUnavailable'
           ? `The database cannot be reached (\`${PROBLEM_TYPE_BASE}unavailable\`, with Retry-After), or the request or one of its statements ran past its time limit (\`${PROBLEM_TYPE_BASE}timeout\`).`
           : title,
-      ...headers,
+      ...(headers ? { headers } : {}),
       content: { 'application/problem+json': { schema: ref('schemas', 'Problem'), example } },
     };
   }

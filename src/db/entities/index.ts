@@ -2,3 +2,4 @@ export { User } from './user.ts';
 export { Order, ORDER_STATUSES, type OrderStatus } from './order.ts';
 export { ApiKey, API_KEY_ENVIRONMENTS } from './api-key.ts';
 export { ApiKeyUsage } from './api-key-usage.ts';
+export { IdempotencyKey } from './idempotency-key.ts';

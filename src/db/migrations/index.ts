@@ -6,6 +6,7 @@ import { Migration20261122020000_api_keys } from './Migration20261122020000_api_
 import { Migration20261122030000_api_key_usage } from './Migration20261122030000_api_key_usage.ts';
 import { Migration20261123000000_users_email_nfc } from './Migration20261123000000_users_email_nfc.ts';
 import { Migration20261123010000_api_keys_created_at_index } from './Migration20261123010000_api_keys_created_at_index.ts';
+import { Migration20261123020000_idempotency_keys } from './Migration20261123020000_idempotency_keys.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -14,4 +15,5 @@ export const migrations = [
   Migration20261122030000_api_key_usage,
   Migration20261123000000_users_email_nfc,
   Migration20261123010000_api_keys_created_at_index,
+  Migration20261123020000_idempotency_keys,
 ];

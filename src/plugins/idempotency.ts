@@ -1,0 +1,174 @@
+// Idempotency keys on both faces. A request that may write (an unsafe REST method, a GraphQL POST)
+// and carries `Idempotency-Key` is marked when it arrives; at execution start, where a REST route and
+// a GraphQL mutation meet, its key is checked and claimed (services/idempotency.ts) and the operation
+// runs inside the key's transaction; when the response exists, its outcome is recorded and committed
+// with the write, and only then is it sent. A retry is answered from the record. Queries ignore the
+// header. It runs after rate limiting (a refused request is no processing and leaves no record) and
+// before usage counting (a replay is not a second use).
+import { STATUS_CODES } from 'node:http';
+import { OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
+import type { Failpoint } from '../config.ts';
+import type { EntityManager } from '../db/orm.ts';
+import { INTERNAL_DETAIL, PROBLEM_KINDS, ValidationError, kindOfCode, type ProblemKind } from '../errors.ts';
+import { isSafeMethod } from '../http/methods.ts';
+import type { Logger } from '../log.ts';
+import { faceOf, refuse, type Face } from '../refusals.ts';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+  IdempotentWrite,
+  RECORDED_HEADERS,
+  checkIdempotencyKey,
+  fingerprintOf,
+  type Recorded,
+  type RecordedOutcome,
+} from '../services/idempotency.ts';
+import { maskError } from './error-masking.ts';
+import { rootFields } from './root-fields.ts';
+import { executionArgs, type ServerPlugin } from './server-context.ts';
+
+/** A request that may write, from its arrival to its response. */
+export interface IdempotencyState {
+  /** The header as sent; null when absent. */
+  header: string | null;
+  face: Face;
+  method: string;
+  path: string;
+  /** The recorded outcome this request is answered with. */
+  replay?: RecordedOutcome;
+  /** The claimed key's open transaction, which the operation's writes join. */
+  write?: IdempotentWrite;
+  result?: ExecutionResult;
+}
+
+export interface IdempotencyOptions {
+  /** A unit of work of its own for each claimed key. */
+  em: () => EntityManager;
+  ttlMs: number;
+  required: boolean;
+  failpoints: ReadonlySet<Failpoint>;
+  logger: Logger;
+}
+
+/** The document as the client sent it, where the parser kept it. */
+function sourceOf(document: DocumentNode): string {
+  return document.loc?.source.body ?? print(document);
+}
+
+/** An error as the client sees it: its problem kind, and what it says. */
+function refusalOf(error: unknown): { kind: ProblemKind; detail: string } {
+  const masked = maskError(error);
+  const kind = kindOfCode(String(masked.extensions.code)) ?? 'internal';
+  return { kind, detail: kind === 'internal' ? INTERNAL_DETAIL : masked.message };
+}
+
+/** A failure of ours (5xx), or the rate limiter's refusal: not an outcome to keep. */
+const isKept = (kind: ProblemKind) => PROBLEM_KINDS[kind].status < 500 && PROBLEM_KINDS[kind].status !== 429;
+
+/** Whether the result reports nothing done: no root field has a value. */
+function wroteNothing(status: number, result: ExecutionResult | undefined): boolean {
+  return status >= 400 || !result?.data || Object.values(result.data).every((value) => value === null);
+}
+
+function replayed(response: Response, outcome: RecordedOutcome): Response {
+  const headers = new Headers(response.headers);
+  for (const name of ['content-length', ...RECORDED_HEADERS]) headers.delete(name);
+  for (const [name, value] of Object.entries(outcome.headers)) headers.set(name, value);
+  headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
+  return new Response(outcome.body, { status: outcome.status, statusText: STATUS_CODES[outcome.status], headers });
+}
+
+export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
+  const { ttlMs, required, failpoints, logger } = options;
+  return {
+    onRequest({ request, url, serverContext }) {
+      if (isSafeMethod(request.method)) return;
+      const header = request.headers.get(IDEMPOTENCY_KEY_HEADER);
+      if (header === null && !required) return;
+      serverContext.idempotency = { header, face: faceOf(url.pathname), method: request.method, path: url.pathname };
+    },
+
+    onExecute({ args, setResultAndStopExecution }) {
+      const state = args.contextValue.idempotency;
+      const auth = args.contextValue.auth;
+      if (!state || !auth) return;
+      const { document, operationName, variableValues } = executionArgs(args);
+      if (rootFields(document, operationName)?.operation.operation !== OperationTypeNode.MUTATION) return;
+      if (state.header === null) {
+        // Required for creations: a REST POST, or any GraphQL mutation (always a POST).
+        if (state.face === 'graphql' || state.method === 'POST') {
+          throw ValidationError.field(
+            IDEMPOTENCY_KEY_HEADER,
+            'is required: send a unique value with every write, and the same value when retrying it',
+          );
+        }
+        return;
+      }
+      const key = checkIdempotencyKey(state.header);
+      const variables = variableValues ?? {};
+      const fingerprint =
+        state.face === 'rest'
+          ? fingerprintOf(['rest', state.method, state.path, variables])
+          : fingerprintOf(['graphql', sourceOf(document), variables, operationName ?? null]);
+      return IdempotentWrite.begin(options.em(), { apiKeyId: auth.key.id, key, fingerprint }).then((claim) => {
+        if ('replay' in claim) {
+          state.replay = claim.replay;
+          setResultAndStopExecution({ data: null });
+          return undefined;
+        }
+        state.write = claim.write;
+        return {
+          onExecuteDone({ result }: { result: unknown }) {
+            // Without @defer or @stream, execution yields one result.
+            if (typeof result === 'object' && result !== null && !(Symbol.asyncIterator in result)) state.result = result;
+          },
+        };
+      });
+    },
+
+    async onResponse({ request, response, serverContext, setResponse }) {
+      const state = serverContext.idempotency;
+      if (state?.replay) {
+        setResponse(replayed(response, state.replay));
+        return;
+      }
+      const write = state?.write;
+      if (!state || !write) return;
+      const body = response.body === null ? null : await response.text();
+      const answer = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+      const failed = (state.result?.errors ?? []).map(refusalOf).find((refusal) => !isKept(refusal.kind));
+      if (response.status >= 500 || response.status === 429 || failed) {
+        // Nothing of it is kept, so the retry runs again; an answer that reported part of the work
+        // done must now say it was not.
+        await write.abandon();
+        setResponse(response.status < 400 && failed ? refuse(request, failed) : answer);
+        return;
+      }
+      const headers = Object.fromEntries(
+        RECORDED_HEADERS.flatMap((name) => (response.headers.has(name) ? [[name, response.headers.get(name)!]] : [])),
+      );
+      let recorded: Recorded;
+      if (failpoints.has('crash-before-idempotent-commit')) process.kill(process.pid, 'SIGKILL');
+      try {
+        if (failpoints.has('fail-idempotent-commit')) {
+          await write.abandon();
+          throw new Error('failpoint fail-idempotent-commit');
+        }
+        recorded = await write.record({ status: response.status, headers, body }, ttlMs, wroteNothing(response.status, state.result));
+      } catch (error) {
+        const refusal = refusalOf(error);
+        if (refusal.kind === 'internal')
+          logger.error({ err: error }, 'a write with an Idempotency-Key could not be committed; it was rolled back');
+        setResponse(refuse(request, refusal));
+        return;
+      }
+      if (!recorded.committed) {
+        setResponse(replayed(response, recorded.replay));
+        return;
+      }
+      // The write is committed and its response not yet sent: where a crash must lead to a replay.
+      if (failpoints.has('crash-after-idempotent-commit')) process.kill(process.pid, 'SIGKILL');
+      setResponse(answer);
+    },
+  };
+}

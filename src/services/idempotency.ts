@@ -1,0 +1,218 @@
+// Idempotency keys: a write sent with an `Idempotency-Key` runs once. Its outcome is recorded in the
+// same transaction as the write itself, so there is never a write without its record nor a record of
+// a write that rolled back; a retry is answered from the record, byte for byte.
+//
+// While a write runs, its transaction holds a PostgreSQL advisory lock on (API key, key value): a
+// concurrent request with the same key finds the lock taken and is refused at once (never waits), on
+// any instance. The lock lives exactly as long as the transaction, so a process that dies mid-write
+// leaves nothing stuck: PostgreSQL rolls the transaction back and frees the lock as soon as it sees
+// the connection gone (at once when the process dies; within the TCP keepalive or the idle-in-
+// transaction timeout when its machine does), and the retry then runs the write once.
+import { createHash } from 'node:crypto';
+import type { EntityManager } from '../db/orm.ts';
+import type { Logger } from '../log.ts';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, ValidationError } from '../errors.ts';
+
+/** The request header, as clients send it and errors name it. */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+/** Set on an answer replayed from a record. */
+export const IDEMPOTENT_REPLAYED_HEADER = 'Idempotent-Replayed';
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+/** Printable ASCII, space included. */
+const KEY_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${IDEMPOTENCY_KEY_MAX_LENGTH}}$`);
+/** Response headers that belong to a write's outcome, and so are kept and replayed. */
+export const RECORDED_HEADERS = ['content-type', 'location'] as const;
+/** Expired records deleted per statement by the background purge. */
+export const PURGE_BATCH = 1000;
+/** How often the background purge runs. */
+export const PURGE_EVERY_MS = 60_000;
+
+/** The header's value, checked: 1 to 255 printable ASCII characters. */
+export function checkIdempotencyKey(value: string): string {
+  if (KEY_PATTERN.test(value)) return value;
+  throw ValidationError.field(
+    IDEMPOTENCY_KEY_HEADER,
+    `must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters (got ${value.length} characters${/[^\x20-\x7e]/.test(value) ? ', some outside printable ASCII' : ''})`,
+  );
+}
+
+/** JSON with object keys sorted at every level: equal values, equal text. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
+}
+
+/** What a request asks for, as one hash: a retry must ask for exactly the same. */
+export function fingerprintOf(parts: readonly unknown[]): string {
+  return createHash('sha256').update(canonicalJson(parts)).digest('hex');
+}
+
+/** A response as recorded: what a replay sends again. */
+export interface RecordedOutcome {
+  status: number;
+  headers: Record<string, string>;
+  body: string | null;
+}
+
+export interface IdempotencyScope {
+  apiKeyId: string;
+  key: string;
+  fingerprint: string;
+}
+
+type Stored = RecordedOutcome & { fingerprint: string };
+type Row = { locked: boolean; stored: Stored | null };
+
+/** The live record of (API key, key), as one JSON value. */
+const STORED = `select json_build_object('fingerprint', fingerprint, 'status', status, 'headers', headers, 'body', body)
+  from idempotency_keys where api_key_id = ? and key = ? and expires_at > now()`;
+
+/** What a record answers a request with: its outcome, if the request is the one it recorded. */
+function replayOf(stored: Stored, scope: IdempotencyScope): RecordedOutcome {
+  if (stored.fingerprint !== scope.fingerprint) {
+    throw new IdempotencyKeyReusedError(
+      'This Idempotency-Key was used for a different request (another operation, path or body); use a new key for a new request.',
+    );
+  }
+  return { status: stored.status, headers: stored.headers, body: stored.body };
+}
+
+/** The outcome of `record`: kept with the write, or a record another request committed first. */
+export type Recorded = { committed: true } | { committed: false; replay: RecordedOutcome };
+
+/** A write whose key was free: its transaction is open on `em` until `record` or `abandon`. */
+export class IdempotentWrite {
+  readonly em: EntityManager;
+  readonly #scope: IdempotencyScope;
+  #open = true;
+
+  private constructor(em: EntityManager, scope: IdempotencyScope) {
+    this.em = em;
+    this.#scope = scope;
+  }
+
+  /**
+   * Opens the write's transaction and claims the key: a recorded outcome to replay, or the write to
+   * run. Refuses a key in use by a running request, or recorded for a different request.
+   */
+  static async begin(em: EntityManager, scope: IdempotencyScope): Promise<{ replay: RecordedOutcome } | { write: IdempotentWrite }> {
+    await em.begin();
+    try {
+      const [row] = await em.execute<Row[]>(`select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked, (${STORED}) as stored`, [
+        `${scope.apiKeyId}\n${scope.key}`,
+        scope.apiKeyId,
+        scope.key,
+      ]);
+      if (!row?.locked) {
+        throw new IdempotencyKeyInFlightError(
+          'A request with this Idempotency-Key is still being processed; retry after it has been answered.',
+        );
+      }
+      if (row.stored) {
+        await em.rollback();
+        return { replay: replayOf(row.stored, scope) };
+      }
+      // A write that fails in the database aborts the transaction; the savepoint lets its outcome be
+      // recorded all the same.
+      await em.execute('savepoint before_write');
+      return { write: new IdempotentWrite(em, scope) };
+    } catch (error) {
+      await em.rollback().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /**
+   * Records the outcome and commits it with the write. `wroteNothing`: the outcome reports that
+   * nothing was done (a refusal), so whatever a failed statement left is rolled back first.
+   *
+   * The claim's look-up ran in a snapshot taken before its lock was granted, so a request with the
+   * same key that committed in between went unseen; its record is found here, and this request's
+   * write is rolled back and answered with that record instead.
+   */
+  async record(outcome: RecordedOutcome, ttlMs: number, wroteNothing: boolean): Promise<Recorded> {
+    this.#open = false;
+    const { apiKeyId, key, fingerprint } = this.#scope;
+    try {
+      if (wroteNothing) {
+        await this.em.execute('rollback to savepoint before_write');
+        // What the failed flush left in the unit of work would be flushed again on commit.
+        this.em.clear();
+      }
+      const inserted = await this.em.execute<{ inserted: boolean }[]>(
+        `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
+         values (?, ?, ?, ?, ?::jsonb, ?, now(), now() + ? * interval '1 millisecond')
+         on conflict (api_key_id, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
+           headers = excluded.headers, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
+           where idempotency_keys.expires_at <= now()
+         returning true as inserted`,
+        [apiKeyId, key, fingerprint, outcome.status, JSON.stringify(outcome.headers), outcome.body, ttlMs],
+      );
+      if (inserted.length === 0) {
+        const [row] = await this.em.execute<{ stored: Stored | null }[]>(`select (${STORED}) as stored`, [apiKeyId, key]);
+        await this.em.rollback();
+        if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read');
+        return { committed: false, replay: replayOf(row.stored, this.#scope) };
+      }
+      await this.em.commit();
+      return { committed: true };
+    } catch (error) {
+      await this.em.rollback().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Rolls the write back and frees the key: the outcome is not one to keep (a failure of ours). */
+  async abandon(): Promise<void> {
+    if (!this.#open) return;
+    this.#open = false;
+    await this.em.rollback();
+  }
+}
+
+/**
+ * Deletes expired records, a bounded batch per statement, until none is left or `maxBatches` ran;
+ * returns how many went.
+ */
+export async function purgeExpiredIdempotencyKeys(em: EntityManager, maxBatches = 100): Promise<number> {
+  let deleted = 0;
+  for (let batch = 0; batch < maxBatches; batch++) {
+    const rows = await em.execute<{ n: number }[]>(
+      `with gone as (
+         delete from idempotency_keys where ctid in (select ctid from idempotency_keys where expires_at <= now() limit ?)
+         returning 1)
+       select count(*)::int as n from gone`,
+      [PURGE_BATCH],
+    );
+    const n = rows[0]?.n ?? 0;
+    deleted += n;
+    if (n < PURGE_BATCH) break;
+  }
+  return deleted;
+}
+
+/**
+ * Runs the purge every PURGE_EVERY_MS in the background (never two at once); a failed run is logged
+ * and the next one tries again. `stop` waits for a run in progress.
+ */
+export function startIdempotencyPurge(em: () => EntityManager, logger: Logger): { stop(): Promise<void> } {
+  let running: Promise<void> | undefined;
+  const run = () => {
+    running ??= purgeExpiredIdempotencyKeys(em())
+      .then((deleted) => {
+        if (deleted > 0) logger.debug({ deleted }, 'expired idempotency records deleted');
+      })
+      .catch((error: unknown) => logger.warn({ err: error }, 'deleting expired idempotency records failed; trying again later'))
+      .finally(() => (running = undefined));
+  };
+  const timer = setInterval(run, PURGE_EVERY_MS).unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

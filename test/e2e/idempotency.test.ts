@@ -1,0 +1,378 @@
+// Idempotency keys over real HTTP against a real PostgreSQL: replays on both faces, refusals, what is
+// and is not kept, expiry, concurrency across two instances, and a crash between commit and response.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { match } from '../support/match.ts';
+import { expectProblem, rest, type Order, type RestResponse } from '../support/rest.ts';
+import { TEST_PEPPER, startTestServer, type TestServer } from '../support/server.ts';
+import { eventually } from '../support/steady-load.ts';
+
+let server: TestServer;
+let second: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+  second = await startTestServer({}, { sharing: server });
+});
+afterAll(async () => {
+  await second.close();
+  await server.close();
+});
+
+let counter = 0;
+const uniqueKey = () => `key-${process.pid}-${++counter}-${Math.random().toString(36).slice(2)}`;
+
+async function createUser(on: TestServer = server): Promise<string> {
+  counter += 1;
+  const response = await rest<{ id: string }>(on, 'POST', '/users', {
+    json: { name: `Retrier ${counter}`, email: `retrier-${counter}@example.com` },
+  });
+  expect(response.status).toBe(201);
+  return response.body.id;
+}
+
+async function ordersOf(userId: string): Promise<number> {
+  const rows = await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from orders where user_id = ?', [userId]);
+  return rows[0]!.n;
+}
+
+/** Places an order through `on`, always as the same client (the first server's API key). */
+const placeOrder = (userId: string, key: string | undefined, json: unknown = { total: 1999 }, on: TestServer = server) =>
+  rest<Order>(on, 'POST', `/users/${userId}/orders`, {
+    json,
+    headers: { 'x-api-key': server.apiKey, ...(key === undefined ? {} : { 'idempotency-key': key }) },
+  });
+
+const CREATE_ORDER = 'mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id total userId } }';
+
+describe('Idempotency-Key on REST', () => {
+  it('replays a completed POST byte for byte, with Idempotent-Replayed, and writes once', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    const first = await placeOrder(userId, key);
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await placeOrder(userId, key);
+    expect([again.status, again.text, again.headers.get('location'), again.headers.get('content-type')]).toEqual([
+      201,
+      first.text,
+      first.headers.get('location'),
+      first.headers.get('content-type'),
+    ]);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await ordersOf(userId)).toBe(1);
+  });
+
+  it('treats the same body written differently (key order, spacing) as the same request', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    await rest(server, 'POST', `/users/${userId}/orders`, { body: '{"total": 5, "status": "paid"}', headers: { 'idempotency-key': key } });
+    const again = await rest(server, 'POST', `/users/${userId}/orders`, {
+      body: '{"status":"paid","total":5}',
+      headers: { 'idempotency-key': key },
+    });
+    expect([again.status, again.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+    expect(await ordersOf(userId)).toBe(1);
+  });
+
+  it('refuses the same key for a different request with 422, and writes nothing more', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    expect((await placeOrder(userId, key)).status).toBe(201);
+    const problem = expectProblem(await placeOrder(userId, key, { total: 2000 }), 422, 'idempotency-key-reused', `/users/${userId}/orders`);
+    expect(problem.detail).toContain('different request');
+    const otherUser = await createUser();
+    expectProblem(await placeOrder(otherUser, key), 422, 'idempotency-key-reused', `/users/${otherUser}/orders`);
+    expect([await ordersOf(userId), await ordersOf(otherUser)]).toEqual([1, 0]);
+  });
+
+  it.each([
+    ['over 255 characters', 'k'.repeat(256)],
+    ['outside printable ASCII', 'clé-1'],
+  ])('refuses a key %s with 400 naming the header, and writes nothing', async (_what, key) => {
+    const userId = await createUser();
+    const problem = expectProblem(await placeOrder(userId, key), 400, 'invalid-input', `/users/${userId}/orders`);
+    expect(problem.errors).toEqual([{ field: 'Idempotency-Key', message: match.stringContaining('printable ASCII') }]);
+    expect(await ordersOf(userId)).toBe(0);
+  });
+
+  it('accepts a key of exactly 255 printable characters', async () => {
+    const userId = await createUser();
+    const key = `${'~ '.repeat(127)}!`;
+    expect(key).toHaveLength(255);
+    expect((await placeOrder(userId, key)).status).toBe(201);
+    expect((await placeOrder(userId, key)).headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('scopes keys to the API key: another key with the same value is a new request', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    const otherApiKey = await server.createKey({ name: 'Other client' });
+    expect((await placeOrder(userId, key)).status).toBe(201);
+    const other = await rest(server, 'POST', `/users/${userId}/orders`, {
+      json: { total: 1999 },
+      headers: { 'idempotency-key': key, 'x-api-key': otherApiKey },
+    });
+    expect([other.status, other.headers.get('idempotent-replayed')]).toEqual([201, null]);
+    expect(await ordersOf(userId)).toBe(2);
+  });
+
+  it('keeps a 4xx outcome and replays it', async () => {
+    const missing = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
+    const key = uniqueKey();
+    const first = await placeOrder(missing, key);
+    expectProblem(first, 404, 'not-found', `/users/${missing}/orders`);
+    const again = await placeOrder(missing, key);
+    expect([again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([404, first.text, 'true']);
+  });
+
+  it('ignores the header on reads', async () => {
+    const userId = await createUser();
+    const read = await rest(server, 'GET', `/users/${userId}`, { headers: { 'idempotency-key': 'k'.repeat(300) } });
+    expect([read.status, read.headers.get('idempotent-replayed')]).toEqual([200, null]);
+  });
+
+  it('covers every unsafe method: a replayed PATCH changes nothing twice', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    const patch = () => rest(server, 'PATCH', `/users/${userId}`, { json: { name: 'Patched once' }, headers: { 'idempotency-key': key } });
+    const first = await patch();
+    expect(first.status).toBe(200);
+    await rest(server, 'PATCH', `/users/${userId}`, { json: { name: 'Changed since' } });
+    const again = await patch();
+    expect([again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([200, first.text, 'true']);
+    expect((await rest<{ name: string }>(server, 'GET', `/users/${userId}`)).body.name).toBe('Changed since');
+  });
+});
+
+describe('Idempotency-Key on GraphQL', () => {
+  const mutate = (userId: string, key: string, total = 700) =>
+    server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: JSON.stringify({ query: CREATE_ORDER, variables: { input: { userId, total } } }),
+    });
+
+  it('replays a mutation byte for byte and writes once', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    const first = await mutate(userId, key);
+    const firstText = await first.text();
+    expect(JSON.parse(firstText)).toEqual({ data: { createOrder: { id: match.stringMatching(/^ord_/), total: 700, userId } } });
+    const again = await mutate(userId, key);
+    expect([again.status, await again.text(), again.headers.get('idempotent-replayed')]).toEqual([first.status, firstText, 'true']);
+    expect(await ordersOf(userId)).toBe(1);
+  });
+
+  it('refuses the key for other variables with IDEMPOTENCY_KEY_REUSED (422)', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    await mutate(userId, key);
+    const reused = await server.gql(CREATE_ORDER, { input: { userId, total: 701 } }, { 'idempotency-key': key });
+    expect(reused.status).toBe(422);
+    expect(reused.body.errors?.[0]?.extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    expect(await ordersOf(userId)).toBe(1);
+  });
+
+  it('ignores the header on queries, however malformed', async () => {
+    const response = await server.gql('{ users(first: 1) { edges { node { id } } } }', {}, { 'idempotency-key': 'k'.repeat(300) });
+    expect([response.status, response.body.errors]).toEqual([200, undefined]);
+  });
+
+  it('fingerprints REST and GraphQL apart: the same key on the other face is refused', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    expect((await placeOrder(userId, key, { total: 700 })).status).toBe(201);
+    const other = await server.gql(CREATE_ORDER, { input: { userId, total: 700 } }, { 'idempotency-key': key });
+    expect(other.body.errors?.[0]?.extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
+  });
+});
+
+describe('Idempotency-Key under concurrency', () => {
+  it('30 identical requests at once on two instances write one order; the rest are 409 or replays, none 5xx', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => placeOrder(userId, key, { total: 1999 }, i % 2 ? second : server)),
+    );
+    const created = answers.filter((a) => a.status === 201 && a.headers.get('idempotent-replayed') === null);
+    const replays = answers.filter((a) => a.status === 201 && a.headers.get('idempotent-replayed') === 'true');
+    const inFlight = answers.filter((a) => a.status === 409);
+    expect(created).toHaveLength(1);
+    expect(created.length + replays.length + inFlight.length).toBe(30);
+    for (const replay of replays) expect(replay.text).toBe(created[0]!.text);
+    for (const refusal of inFlight) {
+      expectProblem(refusal, 409, 'idempotency-key-in-flight', `/users/${userId}/orders`);
+      expect(refusal.headers.get('retry-after')).toBe('1');
+    }
+    expect(await ordersOf(userId)).toBe(1);
+  });
+});
+
+describe('what is not kept', () => {
+  it('a failed commit (5xx) keeps nothing: the retry runs the write once', async () => {
+    const failing = await startTestServer({ failpoints: new Set(['fail-idempotent-commit']) }, { sharing: server });
+    try {
+      const userId = await createUser();
+      const key = uniqueKey();
+      const failed = await placeOrder(userId, key, { total: 3 }, failing);
+      expect(failed.status).toBe(500);
+      expect(await ordersOf(userId)).toBe(0);
+      const retried = await placeOrder(userId, key, { total: 3 });
+      expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([201, null]);
+      expect(await ordersOf(userId)).toBe(1);
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('after IDEMPOTENCY_TTL the key is new', async () => {
+    const shortLived = await startTestServer({ idempotency: { ttlMs: 1000, required: false } }, { sharing: server });
+    try {
+      const userId = await createUser();
+      const key = uniqueKey();
+      expect((await placeOrder(userId, key, { total: 1 }, shortLived)).status).toBe(201);
+      let later: RestResponse<Order> | undefined;
+      await eventually(
+        async () => (later = await placeOrder(userId, key, { total: 2 }, shortLived)).status !== 422,
+        'the record to expire',
+        10_000,
+      );
+      expect([later!.status, later!.body.total]).toEqual([201, 2]);
+      expect(await ordersOf(userId)).toBe(2);
+    } finally {
+      await shortLived.close();
+    }
+  });
+});
+
+describe('IDEMPOTENCY_REQUIRED', () => {
+  let strict: TestServer;
+  beforeAll(async () => {
+    strict = await startTestServer({ idempotency: { ttlMs: 86_400_000, required: true } }, { sharing: server });
+  });
+  afterAll(() => strict.close());
+
+  it('refuses a POST without the header on both faces, and accepts it with one', async () => {
+    const userId = await createUser();
+    const problem = expectProblem(
+      await placeOrder(userId, undefined, { total: 1 }, strict),
+      400,
+      'invalid-input',
+      `/users/${userId}/orders`,
+    );
+    expect(problem.errors).toEqual([{ field: 'Idempotency-Key', message: match.stringContaining('required') }]);
+    const graphql = await strict.gql(CREATE_ORDER, { input: { userId, total: 1 } });
+    expect(graphql.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', errors: [{ field: 'Idempotency-Key' }] });
+    expect(await ordersOf(userId)).toBe(0);
+    expect((await placeOrder(userId, uniqueKey(), { total: 1 }, strict)).status).toBe(201);
+    // Reads and other writes need none.
+    expect((await rest(strict, 'GET', `/users/${userId}`)).status).toBe(200);
+    expect((await rest(strict, 'PATCH', `/users/${userId}`, { json: { name: 'No key needed' } })).status).toBe(200);
+  });
+});
+
+describe('the background purge', () => {
+  it('deletes expired records in bounded batches and leaves live ones', async () => {
+    const { purgeExpiredIdempotencyKeys, PURGE_BATCH } = await import('../../src/services/idempotency.ts');
+    const em = server.orm.em.fork();
+    const apiKeyId = (await em.execute<{ id: string }[]>('select id from api_keys limit 1'))[0]!.id;
+    await em.execute(
+      `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
+       select ?, 'purge-' || n, 'f', 201, '{}', null, now() - interval '2 days', now() - interval '1 day' from generate_series(1, ?) n`,
+      [apiKeyId, PURGE_BATCH + 5],
+    );
+    await em.execute(
+      `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
+       values (?, 'purge-live', 'f', 201, '{}', null, now(), now() + interval '1 day')`,
+      [apiKeyId],
+    );
+    expect(await purgeExpiredIdempotencyKeys(em)).toBeGreaterThanOrEqual(PURGE_BATCH + 5);
+    const left = await em.execute<{ key: string }[]>(`select key from idempotency_keys where key like 'purge-%'`);
+    expect(left).toEqual([{ key: 'purge-live' }]);
+  });
+});
+
+describe('a crash between commit and response', () => {
+  const ROOT = path.resolve(import.meta.dirname, '../..');
+
+  /** The service itself (`node src/main.ts api`) on the suite's database; resolves once it listens. */
+  async function startService(dataDir: string, failpoints: string) {
+    const child = spawn(process.execPath, ['src/main.ts', 'api'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        DATABASE_URL: server.databaseUrl,
+        API_KEY_PEPPER: TEST_PEPPER,
+        DATA_DIR: dataDir,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        NODE_ENV: 'development',
+        PORTICO_FAILPOINTS: failpoints,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+    let output = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+        output += chunk;
+        const listening = /"port":(\d+)/.exec(output);
+        if (listening) resolve(Number(listening[1]));
+      });
+      void exited.then((how) => reject(new Error(`the service exited (${String(how)}) before listening: ${output}`)));
+    });
+    return { url: `http://127.0.0.1:${port}`, exited, stop: () => child.kill('SIGTERM') };
+  }
+
+  /** Sends one order with one key, first to a service that crashes at `failpoint`, then to a restarted one. */
+  async function crashThenRetry(failpoint: string) {
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-idempotency-'));
+    try {
+      const userId = await createUser();
+      const key = uniqueKey();
+      const send = (url: string) =>
+        fetch(`${url}/users/${userId}/orders`, {
+          method: 'POST',
+          headers: { 'x-api-key': server.apiKey, 'idempotency-key': key, 'content-type': 'application/json' },
+          body: JSON.stringify({ total: 4200 }),
+        });
+      const crashing = await startService(dataDir, failpoint);
+      await expect(send(crashing.url)).rejects.toThrow();
+      expect(await crashing.exited).toBe('SIGKILL');
+      const ordersAfterCrash = await ordersOf(userId);
+
+      const restarted = await startService(dataDir, '');
+      try {
+        // Until PostgreSQL has seen the dead connection, the key may still read as in use (409).
+        let retry: Response | undefined;
+        await eventually(async () => (retry = await send(restarted.url)).status !== 409, 'the crashed request to be rolled back', 10_000);
+        const body = (await retry!.json()) as Order;
+        return {
+          ordersAfterCrash,
+          retry: [retry!.status, retry!.headers.get('idempotent-replayed'), body.total, retry!.headers.get('location')],
+          location: `/orders/${body.id}`,
+          orders: await ordersOf(userId),
+        };
+      } finally {
+        restarted.stop();
+        await restarted.exited;
+      }
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  }
+
+  it('after commit: the restarted service replays the committed outcome, without writing again', async () => {
+    const outcome = await crashThenRetry('crash-after-idempotent-commit');
+    expect(outcome).toEqual({ ordersAfterCrash: 1, retry: [201, 'true', 4200, outcome.location], location: match.any(String), orders: 1 });
+  });
+
+  it('before commit: nothing was written, and the retry writes once', async () => {
+    const outcome = await crashThenRetry('crash-before-idempotent-commit');
+    expect(outcome).toEqual({ ordersAfterCrash: 0, retry: [201, null, 4200, outcome.location], location: match.any(String), orders: 1 });
+  });
+});
