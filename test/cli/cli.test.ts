@@ -46,7 +46,14 @@ describe('npm run db:migrate', () => {
       database.url,
       "select table_name from information_schema.tables where table_schema = 'public' order by 1",
     );
-    expect(tables.map((t) => t.table_name)).toEqual(['api_key_usage', 'api_keys', 'idempotency_keys', 'mikro_orm_migrations', 'orders', 'users']);
+    expect(tables.map((t) => t.table_name)).toEqual([
+      'api_key_usage',
+      'api_keys',
+      'idempotency_keys',
+      'mikro_orm_migrations',
+      'orders',
+      'users',
+    ]);
   });
 });
 
