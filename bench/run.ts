@@ -29,7 +29,7 @@ import { REDIS_SERVER_PATH, startTestRedis } from '../test/support/redis.ts';
 import { load, quantile, type Run } from './load.ts';
 import { CAN_PIN, childrenCpuMs, cpuMs, pin, pinned, rssMb, watchRss } from './process-stats.ts';
 import { summarise } from './profile-summary.ts';
-import { scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
+import { scenarios, type ServerName, type Variant } from './scenarios.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
@@ -329,8 +329,7 @@ async function strangers(
   ];
 }
 
-async function profile(server: Server, scenario: Scenario, admin: pg.Client): Promise<void> {
-  const variant = scenario.variants.find((v) => v.server === 'Portico')!;
+async function profile(server: Server, variant: Variant, admin: pg.Client): Promise<void> {
   await measure(admin, server, variant, REQUESTS * 3);
 }
 
@@ -389,16 +388,22 @@ try {
     .map((scenario) => ({ ...scenario, variants: scenario.variants.filter((v) => !wantedServers || wantedServers.includes(v.server)) }));
 
   if (flags.profile) {
-    const scenario = all.find((s) => s.name.includes(profileOnly ?? 'orders(limit: 5)')) ?? all[1]!;
+    // The scenario or Portico variant whose name holds the text; the nested query by default.
+    const wanted = profileOnly ?? 'orders(limit: 5)';
+    const porticos = all.flatMap((s) => s.variants.filter((v) => v.server === 'Portico').map((variant) => ({ scenario: s, variant })));
+    const chosen =
+      porticos.find(({ variant }) => variant.label.includes(wanted) && variant.label !== 'Portico') ??
+      porticos.find(({ scenario }) => scenario.name.includes(wanted)) ??
+      porticos[0]!;
     await fs.rm(profileDir, { recursive: true, force: true });
-    process.stderr.write(`profiling Portico serving ${scenario.name} …\n`);
-    await profile(servers[0]!, scenario, admin);
+    process.stderr.write(`profiling ${chosen.variant.label} serving ${chosen.scenario.name} …\n`);
+    await profile(servers[0]!, chosen.variant, admin);
     await stopServer(servers[0], 'SIGINT');
     const [file] = await fs.readdir(profileDir);
     const summary = summarise(path.join(profileDir, file!));
     process.stdout.write(
       [
-        `CPU profile of Portico serving ${scenario.name}: ${path.join('bench', 'profile', file!)} (open it in Chrome DevTools or speedscope).`,
+        `CPU profile of ${chosen.variant.label} serving ${chosen.scenario.name}: ${path.join('bench', 'profile', file!)} (open it in Chrome DevTools or speedscope).`,
         'Where the busy time goes:',
         '',
         ...summary.filter((row) => row.percent >= 0.5).map((row) => `${row.percent.toFixed(1).padStart(5)} %  ${row.place}`),

@@ -1,6 +1,7 @@
 // The benchmark's scenarios, each as every server asks for it: Portico (GraphQL and, where it has
 // one, its REST route), PostGraphile 5 and 4 on the same tables, and raw SQL. Queries select the same
 // fields, page sizes and orders on every server, so the work they ask of PostgreSQL is the same.
+import { randomUUID } from 'node:crypto';
 import { newId } from '../src/db/ids.ts';
 import type { HttpRequest } from './load.ts';
 
@@ -50,6 +51,10 @@ export function scenarios({ apiKey, userIds }: Inputs): Scenario[] {
   const postgraphileOrder = (idField: string) => (i: number) => ({
     input: { order: { [idField]: newId('order'), ...order(i), status: 'pending', createdAt: new Date().toISOString() } },
   });
+
+  const createOrder = portico('mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id total } }', (i) => ({
+    input: order(i),
+  }));
 
   return [
     {
@@ -113,12 +118,15 @@ export function scenarios({ apiKey, userIds }: Inputs): Scenario[] {
     {
       name: '`createOrder`',
       variants: [
+        { label: 'Portico', server: 'Portico', request: createOrder },
         {
-          label: 'Portico',
+          label: 'Portico with `Idempotency-Key`',
           server: 'Portico',
-          request: portico('mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id total } }', (i) => ({
-            input: order(i),
-          })),
+          // A new key per request, as a client sends for each new write.
+          request: (i) => {
+            const request = createOrder(i);
+            return { ...request, headers: { ...request.headers, 'idempotency-key': randomUUID() } };
+          },
         },
         {
           label: 'Portico REST `POST /users/{user_id}/orders`',

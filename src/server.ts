@@ -90,8 +90,8 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
         origin: [origin],
         credentials: false,
         methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-        allowedHeaders: ['content-type', 'accept', 'x-api-key', 'authorization', 'x-request-id', 'x-graphql-yoga-csrf'],
-        exposedHeaders: ['ratelimit', 'ratelimit-policy', 'retry-after', 'location', 'x-request-id', 'warning'],
+        allowedHeaders: ['content-type', 'accept', 'x-api-key', 'authorization', 'x-request-id', 'x-graphql-yoga-csrf', 'idempotency-key'],
+        exposedHeaders: ['ratelimit', 'ratelimit-policy', 'retry-after', 'location', 'x-request-id', 'warning', 'idempotent-replayed'],
         maxAge: 600,
       };
     },

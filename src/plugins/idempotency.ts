@@ -10,6 +10,7 @@ import { OperationTypeNode, print, type DocumentNode, type ExecutionResult } fro
 import type { Failpoint } from '../config.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { INTERNAL_DETAIL, PROBLEM_KINDS, ValidationError, kindOfCode, type ProblemKind } from '../errors.ts';
+import { isOneOf } from '../guards.ts';
 import { isSafeMethod } from '../http/methods.ts';
 import type { Logger } from '../log.ts';
 import { faceOf, refuse, type Face } from '../refusals.ts';
@@ -70,12 +71,14 @@ function wroteNothing(status: number, result: ExecutionResult | undefined): bool
   return status >= 400 || !result?.data || Object.values(result.data).every((value) => value === null);
 }
 
-function replayed(response: Response, outcome: RecordedOutcome): Response {
-  const headers = new Headers(response.headers);
-  for (const name of ['content-length', ...RECORDED_HEADERS]) headers.delete(name);
-  for (const [name, value] of Object.entries(outcome.headers)) headers.set(name, value);
-  headers.set(IDEMPOTENT_REPLAYED_HEADER, 'true');
-  return new Response(outcome.body, { status: outcome.status, statusText: STATUS_CODES[outcome.status], headers });
+function replayed(response: Response, outcome: RecordedOutcome, ResponseClass: typeof Response): Response {
+  // The answer's own headers (rate limit, CORS) stay; those of the outcome come from the record.
+  const headers: Record<string, string> = {};
+  response.headers.forEach((value, name) => {
+    if (name !== 'content-length' && !isOneOf(RECORDED_HEADERS, name)) headers[name] = value;
+  });
+  Object.assign(headers, outcome.headers, { [IDEMPOTENT_REPLAYED_HEADER.toLowerCase()]: 'true' });
+  return new ResponseClass(outcome.body, { status: outcome.status, statusText: STATUS_CODES[outcome.status], headers });
 }
 
 export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
@@ -126,16 +129,16 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       });
     },
 
-    async onResponse({ request, response, serverContext, setResponse }) {
+    async onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
       const state = serverContext.idempotency;
       if (state?.replay) {
-        setResponse(replayed(response, state.replay));
+        setResponse(replayed(response, state.replay, fetchAPI.Response));
         return;
       }
       const write = state?.write;
       if (!state || !write) return;
       const body = response.body === null ? null : await response.text();
-      const answer = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+      const answer = new fetchAPI.Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
       const failed = (state.result?.errors ?? []).map(refusalOf).find((refusal) => !isKept(refusal.kind));
       if (response.status >= 500 || response.status === 429 || failed) {
         // Nothing of it is kept, so the retry runs again; an answer that reported part of the work
@@ -163,7 +166,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
         return;
       }
       if (!recorded.committed) {
-        setResponse(replayed(response, recorded.replay));
+        setResponse(replayed(response, recorded.replay, fetchAPI.Response));
         return;
       }
       // The write is committed and its response not yet sent: where a crash must lead to a replay.

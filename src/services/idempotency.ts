@@ -80,6 +80,14 @@ function replayOf(stored: Stored, scope: IdempotencyScope): RecordedOutcome {
   return { status: stored.status, headers: stored.headers, body: stored.body };
 }
 
+/** PostgreSQL's "current transaction is aborted": an earlier statement of the transaction failed. */
+function isAbortedTransaction(error: unknown): boolean {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
+    if ('code' in cause && cause.code === '25P02') return true;
+  }
+  return false;
+}
+
 /** The outcome of `record`: kept with the write, or a record another request committed first. */
 export type Recorded = { committed: true } | { committed: false; replay: RecordedOutcome };
 
@@ -115,9 +123,6 @@ export class IdempotentWrite {
         await em.rollback();
         return { replay: replayOf(row.stored, scope) };
       }
-      // A write that fails in the database aborts the transaction; the savepoint lets its outcome be
-      // recorded all the same.
-      await em.execute('savepoint before_write');
       return { write: new IdempotentWrite(em, scope) };
     } catch (error) {
       await em.rollback().catch(() => undefined);
@@ -127,7 +132,7 @@ export class IdempotentWrite {
 
   /**
    * Records the outcome and commits it with the write. `wroteNothing`: the outcome reports that
-   * nothing was done (a refusal), so whatever a failed statement left is rolled back first.
+   * nothing was done (a refusal).
    *
    * The claim's look-up ran in a snapshot taken before its lock was granted, so a request with the
    * same key that committed in between went unseen; its record is found here, and this request's
@@ -135,34 +140,47 @@ export class IdempotentWrite {
    */
   async record(outcome: RecordedOutcome, ttlMs: number, wroteNothing: boolean): Promise<Recorded> {
     this.#open = false;
-    const { apiKeyId, key, fingerprint } = this.#scope;
     try {
-      if (wroteNothing) {
-        await this.em.execute('rollback to savepoint before_write');
-        // What the failed flush left in the unit of work would be flushed again on commit.
-        this.em.clear();
-      }
-      const inserted = await this.em.execute<{ inserted: boolean }[]>(
-        `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
-         values (?, ?, ?, ?, ?::jsonb, ?, now(), now() + ? * interval '1 millisecond')
-         on conflict (api_key_id, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
-           headers = excluded.headers, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
-           where idempotency_keys.expires_at <= now()
-         returning true as inserted`,
-        [apiKeyId, key, fingerprint, outcome.status, JSON.stringify(outcome.headers), outcome.body, ttlMs],
-      );
-      if (inserted.length === 0) {
-        const [row] = await this.em.execute<{ stored: Stored | null }[]>(`select (${STORED}) as stored`, [apiKeyId, key]);
-        await this.em.rollback();
-        if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read');
-        return { committed: false, replay: replayOf(row.stored, this.#scope) };
-      }
-      await this.em.commit();
-      return { committed: true };
+      const recorded = await this.#insert(outcome, ttlMs);
+      if (recorded.committed) await this.em.commit();
+      else await this.em.rollback();
+      return recorded;
     } catch (error) {
       await this.em.rollback().catch(() => undefined);
-      throw error;
+      // A refusal the database made (a missing user, an email in use) aborted the transaction, which
+      // then holds nothing to keep: the outcome is recorded on its own. (Without a savepoint before
+      // every write, which would cost each one a subtransaction.)
+      if (!wroteNothing || !isAbortedTransaction(error)) throw error;
+      this.em.clear();
+      await this.em.begin();
+      try {
+        const recorded = await this.#insert(outcome, ttlMs);
+        if (recorded.committed) await this.em.commit();
+        else await this.em.rollback();
+        return recorded;
+      } catch (retryError) {
+        await this.em.rollback().catch(() => undefined);
+        throw retryError;
+      }
     }
+  }
+
+  /** Inserts the record, unless a live one exists: then that one is the answer. */
+  async #insert(outcome: RecordedOutcome, ttlMs: number): Promise<Recorded> {
+    const { apiKeyId, key, fingerprint } = this.#scope;
+    const inserted = await this.em.execute<{ inserted: boolean }[]>(
+      `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
+       values (?, ?, ?, ?, ?::jsonb, ?, now(), now() + ? * interval '1 millisecond')
+       on conflict (api_key_id, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
+         headers = excluded.headers, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
+         where idempotency_keys.expires_at <= now()
+       returning true as inserted`,
+      [apiKeyId, key, fingerprint, outcome.status, JSON.stringify(outcome.headers), outcome.body, ttlMs],
+    );
+    if (inserted.length > 0) return { committed: true };
+    const [row] = await this.em.execute<{ stored: Stored | null }[]>(`select (${STORED}) as stored`, [apiKeyId, key]);
+    if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read');
+    return { committed: false, replay: replayOf(row.stored, this.#scope) };
   }
 
   /** Rolls the write back and frees the key: the outcome is not one to keep (a failure of ours). */

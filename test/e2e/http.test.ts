@@ -225,12 +225,15 @@ describe('CORS', () => {
       expect(preflight.status).toBe(204);
       expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
       expect(preflight.headers.get('access-control-allow-headers')).toContain('x-api-key');
+      // A browser app may retry its writes safely, and see that an answer was a replay.
+      expect(preflight.headers.get('access-control-allow-headers')).toContain('idempotency-key');
       expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
 
       const allowed = await cors.fetch('/users', { headers: { origin: 'https://app.example.com' } });
       expect(allowed.status).toBe(200);
       expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
       expect(allowed.headers.get('access-control-expose-headers')).toContain('ratelimit');
+      expect(allowed.headers.get('access-control-expose-headers')).toContain('idempotent-replayed');
 
       const other = await cors.fetch('/users', { headers: { origin: 'https://evil.example' } });
       expect(other.headers.get('access-control-allow-origin')).toBeNull();
