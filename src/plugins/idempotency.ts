@@ -129,49 +129,62 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       });
     },
 
-    async onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
+    onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
       const state = serverContext.idempotency;
       if (state?.replay) {
         setResponse(replayed(response, state.replay, fetchAPI.Response));
         return;
       }
-      const write = state?.write;
-      if (!state || !write) return;
-      const body = response.body === null ? null : await response.text();
-      const answer = new fetchAPI.Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
-      const failed = (state.result?.errors ?? []).map(refusalOf).find((refusal) => !isKept(refusal.kind));
-      if (response.status >= 500 || response.status === 429 || failed) {
-        // Nothing of it is kept, so the retry runs again; an answer that reported part of the work
-        // done must now say it was not.
-        await write.abandon();
-        setResponse(response.status < 400 && failed ? refuse(request, failed) : answer);
-        return;
-      }
-      const headers = Object.fromEntries(
-        RECORDED_HEADERS.flatMap((name) => (response.headers.has(name) ? [[name, response.headers.get(name)!]] : [])),
-      );
-      let recorded: Recorded;
-      if (failpoints.has('crash-before-idempotent-commit')) process.kill(process.pid, 'SIGKILL');
-      try {
-        if (failpoints.has('fail-idempotent-commit')) {
-          await write.abandon();
-          throw new Error('failpoint fail-idempotent-commit');
-        }
-        recorded = await write.record({ status: response.status, headers, body }, ttlMs, wroteNothing(response.status, state.result));
-      } catch (error) {
-        const refusal = refusalOf(error);
-        if (refusal.kind === 'internal')
-          logger.error({ err: error }, 'a write with an Idempotency-Key could not be committed; it was rolled back');
-        setResponse(refuse(request, refusal));
-        return;
-      }
-      if (!recorded.committed) {
-        setResponse(replayed(response, recorded.replay, fetchAPI.Response));
-        return;
-      }
-      // The write is committed and its response not yet sent: where a crash must lead to a replay.
-      if (failpoints.has('crash-after-idempotent-commit')) process.kill(process.pid, 'SIGKILL');
-      setResponse(answer);
+      // Synchronous for every other request: no promise where nothing is recorded.
+      if (state?.write) return settle(state, state.write, { request, response, setResponse, ResponseClass: fetchAPI.Response });
     },
   };
+
+  /** Records (or abandons) a claimed write once its response exists, and answers accordingly. */
+  async function settle(
+    state: IdempotencyState,
+    write: IdempotentWrite,
+    {
+      request,
+      response,
+      setResponse,
+      ResponseClass,
+    }: { request: Request; response: Response; setResponse(response: Response): void; ResponseClass: typeof Response },
+  ): Promise<void> {
+    const body = response.body === null ? null : await response.text();
+    const answer = new ResponseClass(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    const failed = (state.result?.errors ?? []).map(refusalOf).find((refusal) => !isKept(refusal.kind));
+    if (response.status >= 500 || response.status === 429 || failed) {
+      // Nothing of it is kept, so the retry runs again; an answer that reported part of the work
+      // done must now say it was not.
+      await write.abandon();
+      setResponse(response.status < 400 && failed ? refuse(request, failed) : answer);
+      return;
+    }
+    const headers = Object.fromEntries(
+      RECORDED_HEADERS.flatMap((name) => (response.headers.has(name) ? [[name, response.headers.get(name)!]] : [])),
+    );
+    let recorded: Recorded;
+    if (failpoints.has('crash-before-idempotent-commit')) process.kill(process.pid, 'SIGKILL');
+    try {
+      if (failpoints.has('fail-idempotent-commit')) {
+        await write.abandon();
+        throw new Error('failpoint fail-idempotent-commit');
+      }
+      recorded = await write.record({ status: response.status, headers, body }, ttlMs, wroteNothing(response.status, state.result));
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (refusal.kind === 'internal')
+        logger.error({ err: error }, 'a write with an Idempotency-Key could not be committed; it was rolled back');
+      setResponse(refuse(request, refusal));
+      return;
+    }
+    if (!recorded.committed) {
+      setResponse(replayed(response, recorded.replay, ResponseClass));
+      return;
+    }
+    // The write is committed and its response not yet sent: where a crash must lead to a replay.
+    if (failpoints.has('crash-after-idempotent-commit')) process.kill(process.pid, 'SIGKILL');
+    setResponse(answer);
+  }
 }

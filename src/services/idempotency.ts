@@ -141,27 +141,27 @@ export class IdempotentWrite {
   async record(outcome: RecordedOutcome, ttlMs: number, wroteNothing: boolean): Promise<Recorded> {
     this.#open = false;
     try {
-      const recorded = await this.#insert(outcome, ttlMs);
-      if (recorded.committed) await this.em.commit();
-      else await this.em.rollback();
-      return recorded;
+      return await this.#settle(outcome, ttlMs);
     } catch (error) {
-      await this.em.rollback().catch(() => undefined);
       // A refusal the database made (a missing user, an email in use) aborted the transaction, which
       // then holds nothing to keep: the outcome is recorded on its own. (Without a savepoint before
       // every write, which would cost each one a subtransaction.)
       if (!wroteNothing || !isAbortedTransaction(error)) throw error;
       this.em.clear();
       await this.em.begin();
-      try {
-        const recorded = await this.#insert(outcome, ttlMs);
-        if (recorded.committed) await this.em.commit();
-        else await this.em.rollback();
-        return recorded;
-      } catch (retryError) {
-        await this.em.rollback().catch(() => undefined);
-        throw retryError;
-      }
+      return await this.#settle(outcome, ttlMs);
+    }
+  }
+
+  /** Inserts the record and ends the transaction: committed with it, or rolled back for another's. */
+  async #settle(outcome: RecordedOutcome, ttlMs: number): Promise<Recorded> {
+    try {
+      const recorded = await this.#insert(outcome, ttlMs);
+      await (recorded.committed ? this.em.commit() : this.em.rollback());
+      return recorded;
+    } catch (error) {
+      await this.em.rollback().catch(() => undefined);
+      throw error;
     }
   }
 
