@@ -7,6 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { match } from '../support/match.ts';
 import { expectProblem, rest, type Order, type RestResponse } from '../support/rest.ts';
+import { loadConfig } from '../../src/config.ts';
 import { TEST_PEPPER, startTestServer, type TestServer } from '../support/server.ts';
 import { eventually } from '../support/steady-load.ts';
 
@@ -181,6 +182,19 @@ describe('Idempotency-Key on GraphQL', () => {
     expect([response.status, response.body.errors]).toEqual([200, undefined]);
   });
 
+  it('a document whose second mutation the database refuses keeps nothing of the first, and replays that outcome', async () => {
+    const userId = await createUser();
+    const missing = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
+    const key = uniqueKey();
+    const both = `mutation { a: createOrder(input: { userId: "${userId}", total: 1 }) { id } b: createOrder(input: { userId: "${missing}", total: 2 }) { id } }`;
+    const first = await server.gql(both, {}, { 'idempotency-key': key });
+    expect([first.body.data, first.body.errors?.map((e) => e.extensions.code)]).toEqual([null, ['NOT_FOUND']]);
+    expect(await ordersOf(userId)).toBe(0);
+    const again = await server.gql(both, {}, { 'idempotency-key': key });
+    expect([again.status, again.body, again.headers.get('idempotent-replayed')]).toEqual([first.status, first.body, 'true']);
+    expect(await ordersOf(userId)).toBe(0);
+  });
+
   it('fingerprints REST and GraphQL apart: the same key on the other face is refused', async () => {
     const userId = await createUser();
     const key = uniqueKey();
@@ -225,6 +239,27 @@ describe('what is not kept', () => {
       expect(await ordersOf(userId)).toBe(1);
     } finally {
       await failing.close();
+    }
+  });
+
+  it('a write the rate limiter refused (429) keeps nothing: once the budget renews, the same key runs', async () => {
+    const limited = await startTestServer({ rateLimit: { ...loadConfig({}).rateLimit, max: 1, windowMs: 3000 } }, { sharing: server });
+    try {
+      const userId = await createUser();
+      const apiKey = await limited.createKey({ name: 'Limited client' });
+      const send = (key: string) =>
+        rest(limited, 'POST', `/users/${userId}/orders`, { json: { total: 9 }, headers: { 'x-api-key': apiKey, 'idempotency-key': key } });
+      const key = uniqueKey();
+      // Spend the budget, then be refused.
+      await eventually(async () => (await send(uniqueKey())).status === 429, 'the budget to be spent', 10_000);
+      expect((await send(key)).status).toBe(429);
+      const before = await ordersOf(userId);
+      let later: RestResponse | undefined;
+      await eventually(async () => (later = await send(key)).status !== 429, 'the budget to renew', 10_000);
+      expect([later!.status, later!.headers.get('idempotent-replayed')]).toEqual([201, null]);
+      expect(await ordersOf(userId)).toBe(before + 1);
+    } finally {
+      await limited.close();
     }
   });
 

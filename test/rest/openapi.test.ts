@@ -175,6 +175,23 @@ describe('the documented routes', () => {
     expect(operations().some((o) => o.method === 'delete')).toBe(true);
   });
 
+  it('offer Idempotency-Key on every write, with its 409 and 422 answers and Idempotent-Replayed, and on no read', () => {
+    for (const { path: route, method, operation } of operations()) {
+      const header = operation.parameters?.find((parameter) => parameter.in === 'header' && parameter.name === 'Idempotency-Key');
+      if (method === 'get') {
+        expect(header, `GET ${route}`).toBeUndefined();
+        continue;
+      }
+      expect(header, `${method} ${route}`).toMatchObject({ required: false, schema: { minLength: 1, maxLength: 255 } });
+      const inFlight = resolveResponse(operation.responses['409']!);
+      expect(inFlight.description, `${method} ${route}`).toMatch(/Idempotency key in use/);
+      expect(inFlight.headers, `${method} ${route}`).toHaveProperty('Retry-After');
+      expect(resolveResponse(operation.responses['422']!).description, `${method} ${route}`).toBe('Idempotency key reused');
+      const success = Object.entries(operation.responses).find(([status]) => /^2\d\d$/.test(status))![1];
+      expect(success.headers, `${method} ${route}`).toHaveProperty('Idempotent-Replayed');
+    }
+  });
+
   it('take a JSON body and no query parameters on body routes, and no body elsewhere', () => {
     for (const route of ROUTES) {
       const operation = doc.paths[route.path]![route.method.toLowerCase()]!;
