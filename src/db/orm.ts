@@ -5,6 +5,7 @@ import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { DatabaseAvailability } from './availability.ts';
 import { boundedConnectionOptions, guardPool, type ConnectionBounds } from './connections.ts';
+import { preparesMarkedStatements } from './prepared.ts';
 import { errnoOf } from '../guards.ts';
 
 export type { MikroORM };
@@ -57,7 +58,10 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
     pool: { min: 0, max: settings.poolMax },
     driverOptions: {
       ...(settings.bounds ? boundedConnectionOptions(settings.bounds) : {}),
-      onPoolCreated: (pool: pg.Pool) => guardPool(pool, settings.availability),
+      onPoolCreated: (pool: pg.Pool) => {
+        guardPool(pool, settings.availability);
+        preparesMarkedStatements(pool);
+      },
     },
     debug: false,
     ...(onQuery ? { onQuery: (sql: string) => (onQuery(sql), sql) } : {}),

@@ -11,7 +11,7 @@ import { Kind, assertSchema, getNamedType, type DocumentNode, type ExecutionResu
 import type { YogaServer } from 'graphql-yoga';
 import { createSofa } from 'sofa-api';
 import { problem, type FieldError, type Problem } from '../errors.ts';
-import { maskError } from '../plugins/error-masking.ts';
+import { logLevelOf, maskError } from '../plugins/error-masking.ts';
 import { BEARER_CHALLENGE } from '../services/request-auth.ts';
 import type { Logger } from '../log.ts';
 import { GRAPHQL_PATH } from '../paths.ts';
@@ -149,7 +149,9 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
         try {
           result = await run(operations.get(route)!, variables, serverContext, request);
         } catch (error) {
-          // Errors thrown at execution start (rate and cost limits) come unmasked.
+          // Errors thrown at execution start (rate and cost limits, idempotency keys) come unmasked;
+          // one that is not a client's doing is logged here, since nothing else saw it.
+          if (logLevelOf(error) === 'error') logger.error({ err: error }, 'unexpected error starting a REST route');
           result = { errors: [maskError(error)] };
         }
         return respond(route, result, operations.get(route)!.field, instance, request.method === 'HEAD', fetchAPI.Response, logger);

@@ -10,6 +10,7 @@
 // transaction timeout when its machine does), and the retry then runs the write once.
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '../db/orm.ts';
+import { prepared, runPrepared } from '../db/prepared.ts';
 import type { Logger } from '../log.ts';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, ValidationError } from '../errors.ts';
 
@@ -67,8 +68,29 @@ type Stored = RecordedOutcome & { fingerprint: string };
 type Row = { locked: boolean; stored: Stored | null };
 
 /** The live record of (API key, key), as one JSON value. */
-const STORED = `select json_build_object('fingerprint', fingerprint, 'status', status, 'headers', headers, 'body', body)
-  from idempotency_keys where api_key_id = ? and key = ? and expires_at > now()`;
+const STORED = (apiKeyId: string, key: string) =>
+  `select json_build_object('fingerprint', fingerprint, 'status', status, 'headers', headers, 'body', body)
+   from idempotency_keys where api_key_id = ${apiKeyId} and key = ${key} and expires_at > now()`;
+
+/** Claims a key: its lock, and its live record if there is one. */
+const CLAIM = prepared(
+  'idempotency_claim',
+  `select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked, (${STORED('$2', '$3')}) as stored`,
+);
+
+/** Records an outcome, replacing an expired record of the same key but never a live one. */
+const RECORD = prepared(
+  'idempotency_record',
+  `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
+   values ($1, $2, $3, $4, $5::jsonb, $6, now(), now() + $7 * interval '1 millisecond')
+   on conflict (api_key_id, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
+     headers = excluded.headers, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
+     where idempotency_keys.expires_at <= now()
+   returning true as inserted`,
+);
+
+/** The live record of a key, after a conflict showed one exists. */
+const FIND = prepared('idempotency_find', `select (${STORED('$1', '$2')}) as stored`);
 
 /** What a record answers a request with: its outcome, if the request is the one it recorded. */
 function replayOf(stored: Stored, scope: IdempotencyScope): RecordedOutcome {
@@ -109,11 +131,7 @@ export class IdempotentWrite {
   static async begin(em: EntityManager, scope: IdempotencyScope): Promise<{ replay: RecordedOutcome } | { write: IdempotentWrite }> {
     await em.begin();
     try {
-      const [row] = await em.execute<Row[]>(`select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as locked, (${STORED}) as stored`, [
-        `${scope.apiKeyId}\n${scope.key}`,
-        scope.apiKeyId,
-        scope.key,
-      ]);
+      const [row] = await runPrepared<Row>(em, CLAIM, [`${scope.apiKeyId}\n${scope.key}`, scope.apiKeyId, scope.key]);
       if (!row?.locked) {
         throw new IdempotencyKeyInFlightError(
           'A request with this Idempotency-Key is still being processed; retry after it has been answered.',
@@ -168,17 +186,17 @@ export class IdempotentWrite {
   /** Inserts the record, unless a live one exists: then that one is the answer. */
   async #insert(outcome: RecordedOutcome, ttlMs: number): Promise<Recorded> {
     const { apiKeyId, key, fingerprint } = this.#scope;
-    const inserted = await this.em.execute<{ inserted: boolean }[]>(
-      `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
-       values (?, ?, ?, ?, ?::jsonb, ?, now(), now() + ? * interval '1 millisecond')
-       on conflict (api_key_id, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
-         headers = excluded.headers, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
-         where idempotency_keys.expires_at <= now()
-       returning true as inserted`,
-      [apiKeyId, key, fingerprint, outcome.status, JSON.stringify(outcome.headers), outcome.body, ttlMs],
-    );
+    const inserted = await runPrepared<{ inserted: boolean }>(this.em, RECORD, [
+      apiKeyId,
+      key,
+      fingerprint,
+      outcome.status,
+      JSON.stringify(outcome.headers),
+      outcome.body,
+      ttlMs,
+    ]);
     if (inserted.length > 0) return { committed: true };
-    const [row] = await this.em.execute<{ stored: Stored | null }[]>(`select (${STORED}) as stored`, [apiKeyId, key]);
+    const [row] = await runPrepared<{ stored: Stored | null }>(this.em, FIND, [apiKeyId, key]);
     if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read');
     return { committed: false, replay: replayOf(row.stored, this.#scope) };
   }

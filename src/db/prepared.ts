@@ -1,0 +1,37 @@
+// Raw SQL sent through MikroORM (em.execute) reaches PostgreSQL with its values inlined into the text,
+// so PostgreSQL parses and plans it on every call. A statement made with `prepared(name, text)` and run
+// with `runPrepared` keeps its values apart and is sent as a named prepared statement: parsed and
+// planned once per connection, then only bound and run. For a handful of fixed statements on the hot
+// path of writes, inside their transaction; reads use named statements of their own (sql.ts).
+import { CompiledQuery } from 'kysely';
+import type pg from 'pg';
+import type { EntityManager } from './orm.ts';
+
+const MARKER = /^\/\* prepared:(\w+) \*\//;
+
+/** The statement's text, marked to be prepared under `name` on each connection that runs it. */
+export function prepared(name: string, text: string): string {
+  return `/* prepared:${name} */ ${text}`;
+}
+
+/**
+ * Runs a statement (`$1`, `$2` … placeholders) with bound values on `em`'s connection: in its
+ * transaction when it has one, which is the point (em.execute would inline the values).
+ */
+export async function runPrepared<T>(em: EntityManager, text: string, values: readonly unknown[]): Promise<T[]> {
+  const result = await em.getKysely().executeQuery<T>(CompiledQuery.raw(text, [...values]));
+  return [...result.rows];
+}
+
+/** Makes every connection of `pool` send marked statements as named prepared statements. */
+export function preparesMarkedStatements(pool: pg.Pool): void {
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through; a marked text with its values becomes the config form
+    client.query = ((...args: unknown[]) => {
+      const [text, values, ...rest] = args;
+      const name = typeof text === 'string' ? MARKER.exec(text)?.[1] : undefined;
+      return name === undefined ? query(...args) : query({ name, text, values }, ...rest);
+    }) as typeof client.query;
+  });
+}
