@@ -4,7 +4,6 @@ import type { RateLimitConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { MemoryCounter } from './counter.ts';
 import { FailOpenCounter } from './fail-open.ts';
-import { RedisCounter } from './redis-counter.ts';
 
 /** A budget check waits at most this long for a hung Redis before the request goes through unmetered; generous, since under load the reply may wait behind other requests in the event loop. */
 const REDIS_COMMAND_TIMEOUT_MS = 2000;
@@ -13,6 +12,8 @@ const REDIS_CONNECT_WAIT_MS = 3000;
 
 export async function openRateLimitCounter(config: RateLimitConfig, logger: Logger): Promise<FailOpenCounter> {
   if (!config.redisUrl) return new FailOpenCounter(new MemoryCounter(config.windowMs), logger);
+  // Loaded only when used: the Redis client is a sizeable module tree a memory counter does not need.
+  const { RedisCounter } = await import('./redis-counter.ts');
   const redis = new RedisCounter(config.redisUrl, {
     commandTimeoutMs: REDIS_COMMAND_TIMEOUT_MS,
     // The client retries on its own; an outage is reported once, by the fail-open wrapper.
