@@ -38,8 +38,9 @@ const PAGE_HEADERS = {
     "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
 };
 
-function loadAssets(openApiPath: string): Record<string, { body: string | Uint8Array<ArrayBuffer>; type: string }> {
-  const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+type Assets = Record<string, { body: string | Uint8Array<ArrayBuffer>; type: string }>;
+
+function loadAssets(dist: string, openApiPath: string): Assets {
   const file = (name: string) => path.join(dist, name);
   // The source maps are not served; without the comment, browser tools do not ask for them.
   const text = (name: string) => readFileSync(file(name), 'utf8').replace(/\/\*# sourceMappingURL=\S+ ?\*\/\s*$/, '');
@@ -55,8 +56,10 @@ function loadAssets(openApiPath: string): Record<string, { body: string | Uint8A
 
 /** Serves the API reference at GET /docs, rendering the OpenAPI document the service serves. */
 export function useApiDocs(): ServerPlugin {
-  // Read once, at startup, so a missing package fails the boot rather than the first reader.
-  const assets = loadAssets(OPENAPI_PATH);
+  // Found at startup, so a missing package fails the boot rather than the first reader; read when
+  // first asked for, since the bundle is some 4 MB of strings most instances never serve.
+  const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  let loaded: Assets | undefined;
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       const { pathname } = url;
@@ -68,6 +71,7 @@ export function useApiDocs(): ServerPlugin {
         endResponse(new fetchAPI.Response(null, { status: 301, headers: { location: PAGE } }));
       } else if (pathname.startsWith(PREFIX)) {
         const name = pathname.slice(PREFIX.length);
+        const assets = (loaded ??= loadAssets(dist, OPENAPI_PATH));
         const asset = Object.hasOwn(assets, name) ? assets[name] : undefined;
         endResponse(
           asset
