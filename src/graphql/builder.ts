@@ -54,4 +54,9 @@ export const builder = new SchemaBuilder<{
 });
 
 builder.queryType({});
-builder.mutationType({});
+builder.mutationType({
+  description:
+    'Writes. Send an `Idempotency-Key` header (1 to 255 printable ASCII characters, a new value per write) to make a retry safe: ' +
+    'the write runs once, and a retry with the same key and the same request gets the first response, marked `Idempotent-Replayed: true`. ' +
+    'The same key for a different request is refused with IDEMPOTENCY_KEY_REUSED; while the first request runs, with IDEMPOTENCY_KEY_IN_FLIGHT.',
+});

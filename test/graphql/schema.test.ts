@@ -9,6 +9,13 @@ describe('schema', () => {
     expect(await fs.readFile(SCHEMA_FILE, 'utf8')).toBe(printedSchema());
   });
 
+  it('tells tools how to retry writes safely: the Mutation type documents Idempotency-Key and its error codes', () => {
+    const description = schema.getMutationType()?.description ?? '';
+    for (const words of ['Idempotency-Key', 'Idempotent-Replayed', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_FLIGHT']) {
+      expect(description).toContain(words);
+    }
+  });
+
   it('keeps the specified fields exactly, with their nullability', () => {
     const spec = buildSchema(`
       type User  { id: ID!  name: String!  email: String!  orders(limit: Int): [Order!]! }
