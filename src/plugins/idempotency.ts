@@ -6,7 +6,7 @@
 // header. It runs after rate limiting (a refused request is no processing and leaves no record) and
 // before usage counting (a replay is not a second use).
 import { STATUS_CODES } from 'node:http';
-import { OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
+import { GraphQLError, OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { Failpoint } from '../config.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { INTERNAL_DETAIL, PROBLEM_KINDS, ValidationError, kindOfCode, type ProblemKind } from '../errors.ts';
@@ -49,6 +49,15 @@ export interface IdempotencyOptions {
   required: boolean;
   failpoints: ReadonlySet<Failpoint>;
   logger: Logger;
+}
+
+/**
+ * A refusal of the request itself, before anything ran: GraphQL over HTTP answers it with a 4xx
+ * status (there is no `data`), as it does a document that does not validate.
+ */
+function refusedBeforeRunning(error: unknown): GraphQLError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new GraphQLError(message, { originalError: error instanceof Error ? error : undefined, extensions: { http: { status: 400 } } });
 }
 
 /** The document as the client sent it, where the parser kept it. */
@@ -100,14 +109,21 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       if (state.header === null) {
         // Required for creations: a REST POST, or any GraphQL mutation (always a POST).
         if (state.face === 'graphql' || state.method === 'POST') {
-          throw ValidationError.field(
-            IDEMPOTENCY_KEY_HEADER,
-            'is required: send a unique value with every write, and the same value when retrying it',
+          throw refusedBeforeRunning(
+            ValidationError.field(
+              IDEMPOTENCY_KEY_HEADER,
+              'is required: send a unique value with every write, and the same value when retrying it',
+            ),
           );
         }
         return;
       }
-      const key = checkIdempotencyKey(state.header);
+      let key: string;
+      try {
+        key = checkIdempotencyKey(state.header);
+      } catch (error) {
+        throw refusedBeforeRunning(error);
+      }
       const variables = variableValues ?? {};
       const fingerprint =
         state.face === 'rest'

@@ -177,6 +177,15 @@ describe('Idempotency-Key on GraphQL', () => {
     expect(await ordersOf(userId)).toBe(1);
   });
 
+  it('refuses a malformed key on a mutation as a request error: 400, nothing run', async () => {
+    const userId = await createUser();
+    const response = await server.gql(CREATE_ORDER, { input: { userId, total: 5 } }, { 'idempotency-key': 'k'.repeat(256) });
+    expect(response.status).toBe(400);
+    expect(response.body.data).toBeUndefined();
+    expect(response.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', errors: [{ field: 'Idempotency-Key' }] });
+    expect(await ordersOf(userId)).toBe(0);
+  });
+
   it('ignores the header on queries, however malformed', async () => {
     const response = await server.gql('{ users(first: 1) { edges { node { id } } } }', {}, { 'idempotency-key': 'k'.repeat(300) });
     expect([response.status, response.body.errors]).toEqual([200, undefined]);
@@ -300,6 +309,7 @@ describe('IDEMPOTENCY_REQUIRED', () => {
     );
     expect(problem.errors).toEqual([{ field: 'Idempotency-Key', message: match.stringContaining('required') }]);
     const graphql = await strict.gql(CREATE_ORDER, { input: { userId, total: 1 } });
+    expect(graphql.status).toBe(400);
     expect(graphql.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', errors: [{ field: 'Idempotency-Key' }] });
     expect(await ordersOf(userId)).toBe(0);
     expect((await placeOrder(userId, uniqueKey(), { total: 1 }, strict)).status).toBe(201);
