@@ -110,6 +110,15 @@ function isAbortedTransaction(error: unknown): boolean {
   return false;
 }
 
+/**
+ * Ends a transaction that keeps nothing. A rollback fails only when its connection is gone, and then
+ * PostgreSQL has rolled the transaction back already (the pool drops that connection); the request's
+ * answer, whatever it is, does not depend on it.
+ */
+async function rollBack(em: EntityManager): Promise<void> {
+  await em.rollback().catch(() => undefined);
+}
+
 /** The outcome of `record`: kept with the write, or a record another request committed first. */
 export type Recorded = { committed: true } | { committed: false; replay: RecordedOutcome };
 
@@ -138,12 +147,12 @@ export class IdempotentWrite {
         );
       }
       if (row.stored) {
-        await em.rollback();
+        await rollBack(em);
         return { replay: replayOf(row.stored, scope) };
       }
       return { write: new IdempotentWrite(em, scope) };
     } catch (error) {
-      await em.rollback().catch(() => undefined);
+      await rollBack(em);
       throw error;
     }
   }
@@ -175,10 +184,10 @@ export class IdempotentWrite {
   async #settle(outcome: RecordedOutcome, ttlMs: number): Promise<Recorded> {
     try {
       const recorded = await this.#insert(outcome, ttlMs);
-      await (recorded.committed ? this.em.commit() : this.em.rollback());
+      await (recorded.committed ? this.em.commit() : rollBack(this.em));
       return recorded;
     } catch (error) {
-      await this.em.rollback().catch(() => undefined);
+      await rollBack(this.em);
       throw error;
     }
   }
@@ -205,7 +214,7 @@ export class IdempotentWrite {
   async abandon(): Promise<void> {
     if (!this.#open) return;
     this.#open = false;
-    await this.em.rollback();
+    await rollBack(this.em);
   }
 }
 

@@ -3,7 +3,9 @@
 // fault the clients see 503 Problem Details (or UNAVAILABLE/TIMEOUT on GraphQL) within the deadline,
 // never a 500 and never a hang; /ready says so within 2 s; requests that need no database keep
 // working; the service serves normally again soon after the restore, without a restart; every
-// write it acknowledged is in the database; and the outage is logged once, not once per request.
+// write it acknowledged is in the database; a write with an Idempotency-Key that failed can be
+// retried and writes once, and one that was acknowledged replays; and the outage is logged once, not
+// once per request.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it, onTestFinished } from 'vitest';
 import { runs } from '../support/long-mode.ts';
@@ -50,26 +52,40 @@ afterAll(async () => {
   await proxy?.close();
 });
 
-/** One request of the mix: a paged read, an order placed, and a GraphQL query that needs no database. */
+/** Orders placed with an Idempotency-Key, by key: what was sent, and what came back. */
+const keyedWrites = new Map<string, { path: string; total: number; status: number | 'hung'; created?: string }>();
+/** Every order placed gets a total of its own, so that a key's orders can be counted. */
+let totals = 0;
+
+/** Places an order, with an Idempotency-Key when given one. */
+function placeOrder(path: string, total: number, key?: string) {
+  const headers = { 'x-api-key': server.apiKey, 'content-type': 'application/json', ...(key ? { 'idempotency-key': key } : {}) };
+  return boundedFetch(`${server.url}${path}`, { method: 'POST', headers, body: JSON.stringify({ total }) }, CLIENT_BOUND_MS);
+}
+
+/**
+ * One request of the mix: a paged read, an order placed (every other one with an Idempotency-Key),
+ * and a GraphQL query that needs no database.
+ */
 async function request(i: number): Promise<Omit<Outcome, 'startedAt' | 'endedAt'>> {
   const headers = { 'x-api-key': server.apiKey, 'content-type': 'application/json', accept: 'application/graphql-response+json' };
   const kind = i % 3;
   const name = ['read', 'write', 'no-database'][kind]!;
+  const path = `/users/${userIds[i % userIds.length]}/orders`;
+  const total = ++totals;
+  const key = kind === 1 && i % 2 === 0 ? `fault-${total}` : undefined;
   const answer =
     kind === 0
       ? await boundedFetch(`${server.url}/users?limit=1&page=${1 + (i % 4)}`, { headers }, CLIENT_BOUND_MS)
       : kind === 1
-        ? await boundedFetch(
-            `${server.url}/users/${userIds[i % userIds.length]}/orders`,
-            { method: 'POST', headers, body: JSON.stringify({ total: i }) },
-            CLIENT_BOUND_MS,
-          )
+        ? await placeOrder(path, total, key)
         : await boundedFetch(
             `${server.url}/graphql`,
             { method: 'POST', headers, body: JSON.stringify({ query: '{ rateLimit { limit } }' }) },
             CLIENT_BOUND_MS,
           );
   const body = answer.body as { type?: string; id?: string; errors?: { extensions?: { code?: string } }[] } | undefined;
+  if (key) keyedWrites.set(key, { path, total, status: answer.status, ...(answer.status === 201 ? { created: body?.id } : {}) });
   return {
     name,
     status: answer.status,
@@ -163,6 +179,39 @@ describe.each<[string, Fault, { unreachable: boolean }]>([
       } finally {
         await client.end();
       }
+
+      // Writes with an Idempotency-Key, retried now: each one's order exists exactly once. An
+      // acknowledged one replays. One answered 503 either left its key free, so the retry writes, or
+      // (answered by the deadline while it went on) committed later, so the retry replays it.
+      const orderCount = async (path: string, total: number) => {
+        const counter = new pg.Client({ connectionString: server.databaseUrl });
+        await counter.connect();
+        try {
+          const userId = path.split('/')[2];
+          return (
+            await counter.query<{ n: number }>('select count(*)::int as n from orders where user_id = $1 and total = $2', [userId, total])
+          ).rows[0]!.n;
+        } finally {
+          await counter.end();
+        }
+      };
+      for (const [key, write] of keyedWrites) {
+        if (write.status === 'hung') continue;
+        const retry = await placeOrder(write.path, write.total, key);
+        const order = retry.body as { id?: string } | undefined;
+        expect(retry.status, key).toBe(201);
+        if (write.status === 201) expect([retry.headers?.get('idempotent-replayed'), order?.id], key).toEqual(['true', write.created]);
+        const again = await placeOrder(write.path, write.total, key);
+        expect([again.status, again.headers?.get('idempotent-replayed'), (again.body as { id?: string } | undefined)?.id], key).toEqual([
+          201,
+          'true',
+          order?.id,
+        ]);
+        expect(await orderCount(write.path, write.total), key).toBe(1);
+      }
+      // The fault reached writes with a key too, not only the others.
+      if (unreachable) expect([...keyedWrites.values()].filter((write) => write.status === 503).length).toBeGreaterThan(0);
+      keyedWrites.clear();
 
       // The outage is reported once, and its end once; no request logged an error of its own.
       const logs = server.logs.slice(logsBefore);
