@@ -4,6 +4,7 @@
 import http from 'node:http';
 import pg from 'pg';
 import { newId } from '../src/db/ids.ts';
+import { shaped } from '../src/guards.ts';
 
 const [url, port, poolMax] = process.argv.slice(2);
 const pool = new pg.Pool({ connectionString: url, max: Number(poolMax) });
@@ -22,16 +23,8 @@ const CREATE_ORDER = `insert into orders (id, user_id, total, status, created_at
 
 /** The order a request asks for; anything else is the load generator's mistake, answered with 500 like any failure. */
 function orderOf(body: string): { userId: string; total: number } {
-  const order: unknown = JSON.parse(body);
-  if (
-    typeof order === 'object' &&
-    order !== null &&
-    'userId' in order &&
-    typeof order.userId === 'string' &&
-    'total' in order &&
-    typeof order.total === 'number'
-  )
-    return { userId: order.userId, total: order.total };
+  const order = shaped(JSON.parse(body), { userId: 'string', total: 'number' });
+  if (order) return { userId: order.userId, total: order.total };
   throw new Error(`not an order: ${body}`);
 }
 

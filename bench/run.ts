@@ -31,6 +31,7 @@ import { CAN_PIN, childrenCpuMs, cpuMs, pin, pinned, rssMb, watchRss } from './p
 import { summarise } from './profile-summary.ts';
 import { scenarios, type ServerName, type Variant } from './scenarios.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
+import { shaped } from '../src/guards.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
 const ORDERS_PER_USER = 10;
@@ -110,8 +111,8 @@ function issueKey(env: NodeJS.ProcessEnv): string {
     { cwd: ROOT, env, encoding: 'utf8' },
   );
   if (result.status !== 0) throw new Error(`creating the benchmark key failed: ${result.stderr}`);
-  const created: unknown = JSON.parse(result.stdout);
-  if (typeof created === 'object' && created !== null && 'secret' in created && typeof created.secret === 'string') return created.secret;
+  const created = shaped(JSON.parse(result.stdout), { secret: 'string' });
+  if (created) return created.secret;
   throw new Error(`the benchmark key's creation printed no secret: ${result.stdout}`);
 }
 
@@ -242,16 +243,8 @@ async function startKeyFlood(url: string): Promise<{ stop(): Promise<{ sent: num
     async stop() {
       child.kill('SIGTERM');
       await exited;
-      const counts: unknown = JSON.parse(out.slice('sending\n'.length));
-      if (
-        typeof counts === 'object' &&
-        counts !== null &&
-        'sent' in counts &&
-        typeof counts.sent === 'number' &&
-        'refused' in counts &&
-        typeof counts.refused === 'number'
-      )
-        return { sent: counts.sent, refused: counts.refused };
+      const counts = shaped(JSON.parse(out.slice('sending\n'.length)), { sent: 'number', refused: 'number' });
+      if (counts) return { sent: counts.sent, refused: counts.refused };
       throw new Error(`the flood ended without its counts: ${out}`);
     },
   };
@@ -296,6 +289,10 @@ async function strangers(
     floodRequests += sent;
   }
   const rate = (runs: Measurement[]) => runs.reduce((s, m) => s + m.run.requests, 0) / runs.reduce((s, m) => s + m.run.seconds, 0);
+  const floodRow = (label: string, runs: Measurement[]) => {
+    const latencies = runs.flatMap((m) => m.run.latencies);
+    return `| ${label} | ${Math.round(rate(runs))} | ${quantile(latencies, 0.5).toFixed(1)} | ${quantile(latencies, 0.99).toFixed(1)} |`;
+  };
   const alone = await refusalCost(portico);
   return [
     '## Strangers',
@@ -307,20 +304,8 @@ async function strangers(
     '',
     '| `GET /users/{user_id}` with a valid key | requests/s | p50 ms | p99 ms |',
     '|---|---|---|---|',
-    `| without the flood | ${Math.round(rate(quiet))} | ${quantile(
-      quiet.flatMap((m) => m.run.latencies),
-      0.5,
-    ).toFixed(1)} | ${quantile(
-      quiet.flatMap((m) => m.run.latencies),
-      0.99,
-    ).toFixed(1)} |`,
-    `| during the flood | ${Math.round(rate(flooded))} | ${quantile(
-      flooded.flatMap((m) => m.run.latencies),
-      0.5,
-    ).toFixed(1)} | ${quantile(
-      flooded.flatMap((m) => m.run.latencies),
-      0.99,
-    ).toFixed(1)} |`,
+    floodRow('without the flood', quiet),
+    floodRow('during the flood', flooded),
     '',
     `Valid-key throughput during the flood: ${((rate(flooded) / rate(quiet)) * 100).toFixed(0)}% of without (${floodRequests.toLocaleString('en')} refused).`,
     `Sent alone for ${FLOOD_ALONE_MS / 1000} s, the flood cost the service ${alone.cpuUs.toFixed(0)} µs of CPU per refused key (${alone.refused.toLocaleString('en')} refused),`,

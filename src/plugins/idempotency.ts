@@ -10,7 +10,7 @@ import { GraphQLError, OperationTypeNode, print, type DocumentNode, type Executi
 import type { Failpoint } from '../config.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { INTERNAL_DETAIL, PROBLEM_KINDS, ValidationError, kindOfCode, type ProblemKind } from '../errors.ts';
-import { isOneOf } from '../guards.ts';
+import { isOneOf, messageOf } from '../guards.ts';
 import { isSafeMethod } from '../http/methods.ts';
 import type { Logger } from '../log.ts';
 import { faceOf, refuse, type Face } from '../refusals.ts';
@@ -56,8 +56,10 @@ export interface IdempotencyOptions {
  * status (there is no `data`), as it does a document that does not validate.
  */
 function refusedBeforeRunning(error: unknown): GraphQLError {
-  const message = error instanceof Error ? error.message : String(error);
-  return new GraphQLError(message, { originalError: error instanceof Error ? error : undefined, extensions: { http: { status: 400 } } });
+  return new GraphQLError(messageOf(error), {
+    originalError: error instanceof Error ? error : undefined,
+    extensions: { http: { status: 400 } },
+  });
 }
 
 /** The document as the client sent it, where the parser kept it. */

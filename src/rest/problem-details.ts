@@ -1,6 +1,7 @@
 // RFC 9457 Problem Details: every REST error is one of these kinds, with a stable type URI.
 import { STATUS_CODES } from 'node:http';
 import { GraphQLError } from 'graphql';
+import { shaped } from '../guards.ts';
 import {
   INTERNAL_DETAIL,
   kindOfCode,
@@ -44,12 +45,7 @@ const FIELD_PATTERNS: [RegExp, (m: RegExpExecArray) => FieldError][] = [
 ];
 
 function isFieldError(value: unknown): value is FieldError {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof Reflect.get(value, 'field') === 'string' &&
-    typeof Reflect.get(value, 'message') === 'string'
-  );
+  return shaped(value, { field: 'string', message: 'string' }) !== undefined;
 }
 
 function fieldErrorsOf(error: GraphQLError): FieldError[] {
