@@ -189,29 +189,49 @@ const IDEMPOTENT_REPLAYED = {
   schema: { type: 'string', enum: ['true'] },
 };
 
+const RETRY_AFTER_IN_FLIGHT = {
+  description: 'Seconds to wait before retrying, while a request with the same Idempotency-Key runs.',
+  schema: { type: 'integer', minimum: 1, example: 1 },
+};
+
+/** Headers that come with some problem responses, by response name. */
+const RESPONSE_HEADERS: Partial<Record<string, Json>> = {
+  ServiceUnavailable: {
+    'Retry-After': {
+      description: 'Seconds to wait before trying again, when the database cannot be reached.',
+      schema: { type: 'integer', minimum: 1, example: 2 },
+    },
+  },
+  IdempotencyKeyInFlight: { 'Retry-After': RETRY_AFTER_IN_FLIGHT },
+  TooManyRequests: {
+    'Retry-After': {
+      description: 'Seconds until the budget renews and the request would be admitted.',
+      schema: { type: 'integer', minimum: 1, example: 42 },
+    },
+    'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
+    RateLimit: ref('headers', 'RateLimit'),
+  },
+};
+
 /** One response per status: a kind's own, or one that names every kind the operation may answer with it. */
 function errorResponses(kinds: readonly ProblemKind[]): Json {
   const byStatus = Map.groupBy(kinds, (kind) => PROBLEM_KINDS[kind].status);
   return Object.fromEntries(
     [...byStatus].map(([status, shared]): [number, Json] => {
       if (shared.length === 1) return [status, ref('responses', RESPONSE_OF_KIND[shared[0]!]!)];
-      const retryAfter = shared.some((kind) => 'retryAfterS' in PROBLEM_KINDS[kind]);
+      const headers: Json = {};
+      for (const kind of shared) Object.assign(headers, RESPONSE_HEADERS[RESPONSE_OF_KIND[kind]!]);
       return [
         status,
         {
           description: shared.map((kind) => `${PROBLEM_KINDS[kind].title} (\`${PROBLEM_TYPE_BASE}${kind}\`)`).join('; or '),
-          ...(retryAfter ? { headers: { 'Retry-After': RETRY_AFTER_IN_FLIGHT } } : {}),
+          ...(Object.keys(headers).length > 0 ? { headers } : {}),
           content: { 'application/problem+json': { schema: ref('schemas', 'Problem') } },
         },
       ];
     }),
   );
 }
-
-const RETRY_AFTER_IN_FLIGHT = {
-  description: 'Seconds to wait before retrying, while a request with the same Idempotency-Key runs.',
-  schema: { type: 'integer', minimum: 1, example: 1 },
-};
 
 function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   // Every route needs an API key (401 without a valid one) whose scope and allowlist permit it (403).
@@ -229,18 +249,18 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
   const field = routeField(schema, route);
   const resultType = getNamedType(field.type).name;
   const writes = !isSafeMethod(route.method);
-  const rateLimitHeaders = {
+  const successHeaders = {
     'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
     RateLimit: ref('headers', 'RateLimit'),
     ...(writes ? { [IDEMPOTENT_REPLAYED_HEADER]: IDEMPOTENT_REPLAYED } : {}),
   };
   const success =
     route.status === 204
-      ? { description: 'Done; no content.', headers: rateLimitHeaders }
+      ? { description: 'Done; no content.', headers: successHeaders }
       : {
           description: route.status === 201 ? 'Created.' : 'OK.',
           headers: {
-            ...rateLimitHeaders,
+            ...successHeaders,
             ...(route.location
               ? {
                   Location: {
@@ -309,25 +329,6 @@ const PROBLEM_SCHEMA = {
         properties: { field: { type: 'string' }, message: { type: 'string' } },
       },
     },
-  },
-};
-
-/** Headers that come with some problem responses, by response name. */
-const RESPONSE_HEADERS: Partial<Record<string, Json>> = {
-  ServiceUnavailable: {
-    'Retry-After': {
-      description: 'Seconds to wait before trying again, when the database cannot be reached.',
-      schema: { type: 'integer', minimum: 1, example: 2 },
-    },
-  },
-  IdempotencyKeyInFlight: { 'Retry-After': RETRY_AFTER_IN_FLIGHT },
-  TooManyRequests: {
-    'Retry-After': {
-      description: 'Seconds until the budget renews and the request would be admitted.',
-      schema: { type: 'integer', minimum: 1, example: 42 },
-    },
-    'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
-    RateLimit: ref('headers', 'RateLimit'),
   },
 };
 
