@@ -28,6 +28,8 @@ import { maskError } from './error-masking.ts';
 import { rootFields } from './root-fields.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 
+type ResponsePayload = Parameters<NonNullable<ServerPlugin['onResponse']>>[0];
+
 /** A request that may write, from its arrival to its response. */
 export interface IdempotencyState {
   /** The header as sent; null when absent. */
@@ -147,28 +149,21 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       });
     },
 
-    onResponse({ request, response, serverContext, setResponse, fetchAPI }) {
-      const state = serverContext.idempotency;
+    onResponse(payload) {
+      const state = payload.serverContext.idempotency;
       if (state?.replay) {
-        setResponse(replayed(response, state.replay, fetchAPI.Response));
+        payload.setResponse(replayed(payload.response, state.replay, payload.fetchAPI.Response));
         return;
       }
       // Synchronous for every other request: no promise where nothing is recorded.
-      if (state?.write) return settle(state, state.write, { request, response, setResponse, ResponseClass: fetchAPI.Response });
+      if (state?.write) return settle(state, state.write, payload);
     },
   };
 
   /** Records (or abandons) a claimed write once its response exists, and answers accordingly. */
-  async function settle(
-    state: IdempotencyState,
-    write: IdempotentWrite,
-    {
-      request,
-      response,
-      setResponse,
-      ResponseClass,
-    }: { request: Request; response: Response; setResponse(response: Response): void; ResponseClass: typeof Response },
-  ): Promise<void> {
+  async function settle(state: IdempotencyState, write: IdempotentWrite, payload: ResponsePayload): Promise<void> {
+    const { request, response, setResponse } = payload;
+    const ResponseClass = payload.fetchAPI.Response;
     const body = response.body === null ? null : await response.text();
     const answer = new ResponseClass(body, { status: response.status, statusText: response.statusText, headers: response.headers });
     const failed = (state.result?.errors ?? []).map(refusalOf).find((refusal) => !isKept(refusal.kind));
