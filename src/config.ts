@@ -3,6 +3,7 @@
 import path from 'node:path';
 import { parseDuration } from './duration.ts';
 import { normalizeCidr } from './net/cidr.ts';
+import { FAILPOINTS, type Failpoint } from './failpoints.ts';
 import { isOneOf } from './guards.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -42,6 +43,7 @@ export interface Config {
   /** Browser origins allowed to call the API cross-origin (CORS); empty: none. */
   corsOrigins: string[];
   idempotency: IdempotencyConfig;
+  webhooks: WebhookConfig;
   /** Faults the tests inject (PORTICO_FAILPOINTS); always empty in production. */
   failpoints: ReadonlySet<Failpoint>;
 }
@@ -53,14 +55,18 @@ export interface IdempotencyConfig {
   required: boolean;
 }
 
-/**
- * Places where a test can make the service fail on purpose, around the commit of a write sent with an
- * Idempotency-Key: `crash-before-idempotent-commit` kills the process once the write ran and before it
- * commits; `crash-after-idempotent-commit` once it committed and before its response is sent;
- * `fail-idempotent-commit` makes the commit fail.
- */
-export const FAILPOINTS = ['crash-before-idempotent-commit', 'crash-after-idempotent-commit', 'fail-idempotent-commit'] as const;
-export type Failpoint = (typeof FAILPOINTS)[number];
+export interface WebhookConfig {
+  /** Encrypts endpoint signing secrets; unset outside production: generated once and kept in `<dataDir>/webhook-secret-key`. */
+  secretKey: string | undefined;
+  /** Host names and addresses exempt from the SSRF address checks (development and tests), lowercase. */
+  allowedHosts: string[];
+  /** Whether endpoint URLs may use plain http (outside production) or must use https. */
+  allowHttp: boolean;
+  /** Endpoints one API key (with its rotated successors) may register. */
+  maxEndpointsPerKey: number;
+  /** How long events are kept, in the feed and for delivery. */
+  eventRetentionMs: number;
+}
 
 export interface RateLimitConfig {
   /** Root fields an API key may run per window, unless the key sets its own limit. */
@@ -205,6 +211,19 @@ function cidrList(env: Env, name: string): string[] {
   });
 }
 
+/** Host names or IP addresses (IPv6 in brackets or not), comma-separated; kept lowercase, IPv6 without brackets. */
+function hostList(env: Env, name: string): string[] {
+  const raw = env[name]?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((entry) => {
+    const host = entry.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+    if (!/^[a-z0-9.:-]+$/.test(host)) {
+      throw new ConfigError(`${name} must be a comma-separated list of host names or IP addresses (got "${entry.trim()}").`);
+    }
+    return host;
+  });
+}
+
 function secret(env: Env, name: string, production: boolean, why: string): string | undefined {
   const value = env[name]?.trim() || undefined;
   if (value !== undefined && value.length < 32) {
@@ -227,6 +246,12 @@ export function loadConfig(env: Env = process.env): Config {
 
   const cursorSecret = secret(env, 'CURSOR_SECRET', production, 'so that every instance signs cursors alike');
   const apiKeyPepper = secret(env, 'API_KEY_PEPPER', production, 'so that API keys verify on every instance and survive restarts');
+  const webhookSecretKey = secret(
+    env,
+    'WEBHOOK_SECRET_KEY',
+    production,
+    'so that every instance can decrypt the webhook signing secrets it stores',
+  );
 
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
@@ -264,6 +289,13 @@ export function loadConfig(env: Env = process.env): Config {
     idempotency: {
       ttlMs: duration(env, 'IDEMPOTENCY_TTL', '24h', 1000, 30 * 86_400_000),
       required: boolean(env, 'IDEMPOTENCY_REQUIRED', false),
+    },
+    webhooks: {
+      secretKey: webhookSecretKey,
+      allowedHosts: hostList(env, 'WEBHOOK_ALLOWED_HOSTS'),
+      allowHttp: !production,
+      maxEndpointsPerKey: integer(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 1000),
+      eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 365 * 86_400_000),
     },
     failpoints: production ? new Set() : failpoints(env),
   };

@@ -1,11 +1,15 @@
 // Entry point: `node src/main.ts [api]`. Starts the API on its database and shuts down cleanly on
 // SIGINT/SIGTERM: stop accepting, drain in-flight requests, close the pool, stop embedded PostgreSQL.
 import { createApp } from './server.ts';
+import { armFailpoints } from './failpoints.ts';
 import { CursorCodec } from './pagination/cursor.ts';
 import { resolveSecret } from './secrets.ts';
 import { UsageRecorder } from './services/api-key-usage.ts';
-import { startIdempotencyPurge } from './services/idempotency.ts';
+import { purgeExpiredIdempotencyKeys } from './services/idempotency.ts';
+import { purgeOldEvents } from './services/events.ts';
+import { startPurges } from './services/purges.ts';
 import { userTokenVerifier } from './services/user-tokens.ts';
+import { webhookSettings } from './services/webhook-endpoints.ts';
 import { ApiKeyVerifier } from './services/api-key-verifier.ts';
 import { API_KEYS_CHANNEL, createFirstDevelopmentKey } from './services/api-keys.ts';
 import { listen } from './db/notifications.ts';
@@ -41,6 +45,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 try {
   const { config, logger, db } = await start({ migrate: true });
+  armFailpoints(config.failpoints);
   stop = () => db.close();
   const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
@@ -53,13 +58,33 @@ try {
   const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
   const sql = await sqlOf(db.orm);
-  const idempotencyPurge = startIdempotencyPurge(() => db.orm.em.fork(), logger);
-  const app = createApp({ config, logger, orm: db.orm, sql, database: db.availability, cursors, apiKeys, usage, userTokens, rateLimits });
+  const purges = startPurges(
+    [
+      { what: 'expired idempotency records', run: (em) => purgeExpiredIdempotencyKeys(em) },
+      { what: 'events past their retention', run: (em) => purgeOldEvents(em, config.webhooks.eventRetentionMs) },
+    ],
+    () => db.orm.em.fork(),
+    logger,
+  );
+  const webhooks = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
+  const app = createApp({
+    config,
+    logger,
+    orm: db.orm,
+    sql,
+    database: db.availability,
+    cursors,
+    apiKeys,
+    usage,
+    userTokens,
+    rateLimits,
+    webhooks,
+  });
   const address = await app.listen();
   stop = async () => {
     logger.info('shutting down: draining requests');
     await app.close();
-    await idempotencyPurge.stop();
+    await purges.stop();
     await usage.close();
     await rateLimits.close();
     await keyChanges.close();

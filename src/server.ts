@@ -19,6 +19,7 @@ import type { FailOpenCounter } from './rate-limit/fail-open.ts';
 import type { UsageRecorder } from './services/api-key-usage.ts';
 import type { ApiKeyVerifier } from './services/api-key-verifier.ts';
 import type { UserTokenVerifier } from './services/user-tokens.ts';
+import type { WebhookSettings } from './services/webhook-endpoints.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
 import { logLevelOf, maskError, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
@@ -59,6 +60,7 @@ export interface AppDependencies {
   usage: UsageRecorder;
   userTokens: UserTokenVerifier;
   rateLimits: FailOpenCounter;
+  webhooks: WebhookSettings;
 }
 
 export interface App {
@@ -72,7 +74,8 @@ export interface App {
 /** /ready answers within this, whatever the pool does. */
 const READINESS_CHECK_MS = 1500;
 
-export function createApp({ config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits }: AppDependencies): App {
+export function createApp(dependencies: AppDependencies): App {
+  const { config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits, webhooks } = dependencies;
   let draining = false;
 
   const yoga = createYoga<ServerContext, GraphQLContext>({
@@ -127,7 +130,7 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
       });
       const reads = sql.until(initial.deadline);
       // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- `em` is defined on the initial context just above
-      return { sql: reads, cursors, loaders: createLoaders(reads), auth, rateLimit } as Omit<GraphQLContext, 'em'> as GraphQLContext;
+      return { sql: reads, cursors, loaders: createLoaders(reads), auth, rateLimit, webhooks } as Omit<GraphQLContext, 'em'> as GraphQLContext;
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: guardHooks(
@@ -153,7 +156,7 @@ export function createApp({ config, logger, orm, sql, database, cursors, apiKeys
         // After the shape and cost limits, so a refused document costs nothing; before usage counting,
         // so a rate-limited request is not counted as an operation run.
         ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }),
-        useIdempotency({ em: () => orm.em.fork(), ...config.idempotency, failpoints: config.failpoints, logger }),
+        useIdempotency({ em: () => orm.em.fork(), ...config.idempotency, logger }),
         useUsageCounting(usage),
         useValidationErrorCodes(),
         useWholeRequestDenials(),

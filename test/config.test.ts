@@ -70,6 +70,7 @@ describe('configuration', () => {
     const secrets = {
       CURSOR_SECRET: 'x'.repeat(40),
       API_KEY_PEPPER: 'y'.repeat(40),
+      WEBHOOK_SECRET_KEY: 'w'.repeat(40),
       JWT_JWKS_URL: 'https://id.example.com/.well-known/jwks.json',
       JWT_ISSUER: 'https://id.example.com/',
       JWT_AUDIENCE: 'portico',
@@ -80,6 +81,9 @@ describe('configuration', () => {
     expect(loadConfig({ NODE_ENV: 'production', ...secrets, GRAPHIQL: 'true' }).graphiql).toBe(true);
     expect(() => loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(40) })).toThrow(/API_KEY_PEPPER is required/);
     expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', JWT_ISSUER: '' })).toThrow(/JWT_ISSUER and JWT_AUDIENCE/);
+    expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', WEBHOOK_SECRET_KEY: '' })).toThrow(/WEBHOOK_SECRET_KEY is required/);
+    // Endpoint URLs must use https in production.
+    expect([config.webhooks.allowHttp, loadConfig({}).webhooks.allowHttp]).toEqual([false, true]);
     expect(() => loadConfig({ ...secrets, JWT_SECRET: 'z'.repeat(40) })).toThrow(/only one of/);
   });
 });

@@ -6,7 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
-export const ID_PREFIXES = { user: 'usr', order: 'ord', apiKey: 'key' } as const;
+export const ID_PREFIXES = { user: 'usr', order: 'ord', apiKey: 'key', event: 'evt', webhookEndpoint: 'wep' } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 
 const ID_PATTERN = /^([a-z]{3})_([0-7][0-9a-hjkmnp-tv-z]{25})$/;
@@ -80,11 +80,22 @@ function randomTail(): Uint8Array {
   return pool.subarray(poolOffset - 8, poolOffset);
 }
 
-/** An id for a given time, for bulk loads that back-date rows while keeping ids in creation order. */
-export function idAt(kind: IdKind, at: Date, sequence: number): string {
+/** 16 bytes that begin with the UUIDv7 timestamp of `at`, the rest zero. */
+function timestamped(at: Date): Uint8Array {
   const bytes = new Uint8Array(16);
   const ms = BigInt(at.getTime());
   for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
+  return bytes;
+}
+
+/** The lowest id of a kind for the instant `at`: ids minted earlier sort below it, ids minted since above. */
+export function idFloor(kind: IdKind, at: Date): string {
+  return `${ID_PREFIXES[kind]}_${encodeBase32(timestamped(at))}`;
+}
+
+/** An id for a given time, for bulk loads that back-date rows while keeping ids in creation order. */
+export function idAt(kind: IdKind, at: Date, sequence: number): string {
+  const bytes = timestamped(at);
   // Version 7, then a 12-bit sequence and random tail, so ids minted for the same millisecond stay ordered.
   bytes[6] = 0x70 | ((sequence >> 8) & 0x0f);
   bytes[7] = sequence & 0xff;

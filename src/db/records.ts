@@ -28,6 +28,24 @@ export function epochMs(instant: Instant): number {
   return typeof instant === 'number' ? instant : instant.getTime();
 }
 
+/** An instant as every face writes it: ISO 8601 in UTC with milliseconds. */
+export function isoOf(instant: Instant): string {
+  return (typeof instant === 'number' ? new Date(instant) : instant).toISOString();
+}
+
+/**
+ * A user as REST's GET shows it, and as events carry it: the GraphQL `User` type's fields, in its
+ * order (the tests hold the two to each other).
+ */
+export function userResource(user: UserRecord): Record<string, unknown> {
+  return { id: user.id, name: user.name, email: user.email, createdAt: isoOf(user.createdAt), updatedAt: isoOf(user.updatedAt) };
+}
+
+/** An order as REST's GET shows it, and as events carry it. */
+export function orderResource(order: OrderRecord): Record<string, unknown> {
+  return { id: order.id, total: order.total, status: order.status, createdAt: isoOf(order.createdAt), userId: order.userId };
+}
+
 /**
  * A timestamptz(3) column as epoch milliseconds. `date_part` answers float8 seconds directly (where
  * `extract` computes in numeric, which cost PostgreSQL a quarter of the nested page's time); the

@@ -16,7 +16,8 @@ function failedScopes(failure: AuthFailure): { scope: string; parameter: unknown
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
-  Scalars: { DateTime: { Input: Date; Output: Instant } };
+  // JSON: values passed through as they are (an event's `data`).
+  Scalars: { DateTime: { Input: Date; Output: Instant }; JSON: { Input: unknown; Output: unknown } };
   // Non-null unless a field says otherwise: the schema promises what resolvers always return.
   DefaultFieldNullability: false;
   // Connections never hold null edges or nodes: clients need not null-check every element.

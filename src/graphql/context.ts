@@ -3,6 +3,7 @@ import type { Sql } from '../db/sql.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
 import type { RequestAuth } from '../services/request-auth.ts';
+import type { WebhookSettings } from '../services/webhook-endpoints.ts';
 import type { Loaders } from './loaders.ts';
 
 /** What every resolver receives: plain reads, a request-scoped entity manager for writes, and the request's batch loaders. */
@@ -15,6 +16,8 @@ export interface GraphQLContext {
   loaders: Loaders;
   /** The verified API key (and, later, user) behind the request. */
   auth: RequestAuth;
+  /** What managing webhook endpoints needs: the secret box, the URL policy, the limits. */
+  webhooks: WebhookSettings;
   /** The request's rate limit check, settled before any resolver runs. */
   rateLimit?: RateLimitTicket;
 }

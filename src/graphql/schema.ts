@@ -6,5 +6,8 @@ import './types/order.ts';
 import './types/user-list.ts';
 import './types/order-list.ts';
 import './types/rate-limit.ts';
+import './types/json.ts';
+import './types/event.ts';
+import './types/webhook-endpoint.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

@@ -8,18 +8,24 @@ import type { CursorCodec } from './cursor.ts';
 export interface Keyset<T> {
   /** Binds cursors to one list and order; a cursor minted for another scope is refused. */
   scope: string;
-  /** Times travel as epoch milliseconds, texts as they are. */
-  keyType: 'time' | 'text';
+  /** Times travel as epoch milliseconds, texts and whole numbers as they are. */
+  keyType: 'time' | 'text' | 'integer';
   key(row: T): Instant | string;
   id(row: T): string;
 }
 
 /** The position after which a page starts, as bind values (sort key, id); `field` names the argument in errors. */
-export function positionAfter<T>(keyset: Keyset<T>, cursors: CursorCodec, cursor: string, field: string): [Date | string, string] {
+export function positionAfter<T>(
+  keyset: Keyset<T>,
+  cursors: CursorCodec,
+  cursor: string,
+  field: string,
+): [Date | string | number, string] {
   const [key, id] = cursors.decode(keyset.scope, cursor, field);
   if (typeof id === 'string') {
     if (keyset.keyType === 'time' && typeof key === 'number') return [new Date(key), id];
-    if (keyset.keyType !== 'time' && typeof key === 'string') return [key, id];
+    if (keyset.keyType === 'integer' && typeof key === 'number') return [key, id];
+    if (keyset.keyType === 'text' && typeof key === 'string') return [key, id];
   }
   throw ValidationError.field(field, 'is not a valid cursor for this list');
 }

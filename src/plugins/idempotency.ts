@@ -7,8 +7,8 @@
 // before usage counting (a replay is not a second use).
 import { STATUS_CODES } from 'node:http';
 import { GraphQLError, OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
-import type { Failpoint } from '../config.ts';
 import type { EntityManager } from '../db/orm.ts';
+import { crashAt, isArmed } from '../failpoints.ts';
 import { INTERNAL_DETAIL, PROBLEM_KINDS, ValidationError, kindOfCode, type ProblemKind } from '../errors.ts';
 import { isOneOf, messageOf } from '../guards.ts';
 import { isSafeMethod } from '../http/methods.ts';
@@ -49,7 +49,6 @@ export interface IdempotencyOptions {
   em: () => EntityManager;
   ttlMs: number;
   required: boolean;
-  failpoints: ReadonlySet<Failpoint>;
   logger: Logger;
 }
 
@@ -95,7 +94,7 @@ function replayed(response: Response, outcome: RecordedOutcome, ResponseClass: t
 }
 
 export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
-  const { ttlMs, required, failpoints, logger } = options;
+  const { ttlMs, required, logger } = options;
   return {
     onRequest({ request, url, serverContext }) {
       if (isSafeMethod(request.method)) return;
@@ -178,9 +177,9 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       RECORDED_HEADERS.flatMap((name) => (response.headers.has(name) ? [[name, response.headers.get(name)!]] : [])),
     );
     let recorded: Recorded;
-    if (failpoints.has('crash-before-idempotent-commit')) process.kill(process.pid, 'SIGKILL');
+    crashAt('crash-before-idempotent-commit');
     try {
-      if (failpoints.has('fail-idempotent-commit')) {
+      if (isArmed('fail-idempotent-commit')) {
         await write.abandon();
         throw new Error('failpoint fail-idempotent-commit');
       }
@@ -197,7 +196,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       return;
     }
     // The write is committed and its response not yet sent: where a crash must lead to a replay.
-    if (failpoints.has('crash-after-idempotent-commit')) process.kill(process.pid, 'SIGKILL');
+    crashAt('crash-after-idempotent-commit');
     setResponse(answer);
   }
 }

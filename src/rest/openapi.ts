@@ -4,6 +4,10 @@
 import { buildSchemaObjectFromType } from 'sofa-api';
 import { assertSchema, getNamedType, isInputObjectType, isNonNullType, isObjectType, type GraphQLSchema } from 'graphql';
 import { ORDER_STATUSES } from '../db/entities/index.ts';
+import { ID_PREFIXES, type IdKind } from '../db/ids.ts';
+import { DESCRIPTION_MAX_LENGTH, ROTATION_OVERLAP_S } from '../services/webhook-endpoints.ts';
+import { EVENT_TYPE_NAMES, PING, enumNameOf } from '../webhooks/event-types.ts';
+import { WEBHOOK_URL_MAX_LENGTH } from '../webhooks/url-policy.ts';
 import { PROBLEM_KINDS, PROBLEM_TYPE_BASE, isProblemKind, type ProblemKind } from '../errors.ts';
 import { EMAIL_MAX_LENGTH, PAGE_SIZE, NAME_MAX_LENGTH, PAGE_NUMBER_MAX, TOTAL_MAX } from '../services/limits.ts';
 import { USER_SORTS } from '../services/user-list.ts';
@@ -12,15 +16,25 @@ import { OPENAPI_PATH } from '../paths.ts';
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../services/idempotency.ts';
 import { MAX_BODY_BYTES } from '../request-limits.ts';
 import { restSchema } from './rest-schema.ts';
-import { ROUTES, pathParameters, queryParameters, routeField, type RestRoute } from './routes.ts';
+import { ROUTES, TAGS, pathParameters, queryParameters, routeField, type RestRoute } from './routes.ts';
 import type { ServerPlugin } from '../plugins/server-context.ts';
 
 type Json = Record<string, unknown>;
 
-const ID_PATTERN = { user: '^usr_[0-7][0-9a-hjkmnp-tv-z]{25}$', order: '^ord_[0-7][0-9a-hjkmnp-tv-z]{25}$' };
+const ID_PATTERN = Object.fromEntries(
+  Object.entries(ID_PREFIXES).map(([kind, prefix]) => [kind, `^${prefix}_[0-7][0-9a-hjkmnp-tv-z]{25}$`]),
+) as Record<IdKind, string>;
 const EXAMPLE_USER_ID = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
 const EXAMPLE_ORDER_ID = 'ord_01jd3x5kq2f6r0w8c4n1y7s9ta';
-const CUSTOM_SCALARS = { DateTime: { type: 'string', format: 'date-time' } };
+const EXAMPLE_EVENT_ID = 'evt_01jd3x5kq3a0b4c8d2e6f0g4h8';
+const EXAMPLE_ENDPOINT_ID = 'wep_01jd3x2w6n8p0r2t4v6x8z0b2d';
+/** The example id of each resource a route can create, for its Location. */
+const EXAMPLE_ID_OF: Record<string, string> = { User: EXAMPLE_USER_ID, Order: EXAMPLE_ORDER_ID, WebhookEndpoint: EXAMPLE_ENDPOINT_ID };
+const CUSTOM_SCALARS = {
+  DateTime: { type: 'string', format: 'date-time' },
+  // The one JSON field is an event's `data`.
+  JSON: { type: 'object', properties: { object: { type: 'object' } }, required: ['object'] },
+};
 
 /** Constraints the services enforce, stated for clients; keyed by resource and field. */
 const FIELD_RULES: Record<string, Json> = {
@@ -31,6 +45,13 @@ const FIELD_RULES: Record<string, Json> = {
   'Order.userId': { pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
   'Order.total': { minimum: 0, maximum: TOTAL_MAX, example: 1999 },
   'Order.status': { enum: [...ORDER_STATUSES], example: 'pending' },
+  'Event.id': { pattern: ID_PATTERN.event, example: EXAMPLE_EVENT_ID },
+  'Event.type': { enum: [...EVENT_TYPE_NAMES, PING], example: 'order.created' },
+  'WebhookEndpoint.id': { pattern: ID_PATTERN.webhookEndpoint, example: EXAMPLE_ENDPOINT_ID },
+  'WebhookEndpoint.url': { format: 'uri', maxLength: WEBHOOK_URL_MAX_LENGTH, example: 'https://example.com/webhooks/portico' },
+  'WebhookEndpoint.description': { maxLength: DESCRIPTION_MAX_LENGTH, example: 'Order fulfilment' },
+  'WebhookEndpoint.secret': { pattern: '^whsec_[A-Za-z0-9+/]{43}=$' },
+  'RotateWebhookEndpointSecretInput.overlapSeconds': { minimum: 0, maximum: ROTATION_OVERLAP_S.max, example: 3600 },
 };
 
 /** The resource each input type writes, so inputs carry the resource's field rules. */
@@ -39,12 +60,17 @@ const RESOURCE_OF_INPUT: Record<string, string> = {
   ReplaceUserInput: 'User',
   UpdateUserInput: 'User',
   CreateOrderInput: 'Order',
+  CreateWebhookEndpointInput: 'WebhookEndpoint',
+  UpdateWebhookEndpointInput: 'WebhookEndpoint',
 };
 
 /** Query and path parameters, by their REST names. */
 const PARAMETER_RULES: Record<string, Json> = {
   user_id: { type: 'string', pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
   order_id: { type: 'string', pattern: ID_PATTERN.order, example: EXAMPLE_ORDER_ID },
+  event_id: { type: 'string', pattern: ID_PATTERN.event, example: EXAMPLE_EVENT_ID },
+  endpoint_id: { type: 'string', pattern: ID_PATTERN.webhookEndpoint, example: EXAMPLE_ENDPOINT_ID },
+  type: { type: 'string', enum: EVENT_TYPE_NAMES.map(enumNameOf) },
   limit: { type: 'integer', minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
   // No examples for the alternative paging styles: documentation tools would send them together.
   page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX },
@@ -56,6 +82,9 @@ const PARAMETER_RULES: Record<string, Json> = {
 const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   user_id: 'The id of a user.',
   order_id: 'The id of an order.',
+  event_id: 'The id of an event.',
+  endpoint_id: 'The id of a webhook endpoint.',
+  type: 'Only events of this type (`ORDER_CREATED` for `order.created`, and so on).',
   limit: 'How many items a page holds.',
   page: 'Numbered paging (1-based): the response carries totals. Cannot be combined with `after_id` or `cursor`.',
   after_id: 'Keyset paging: the users created after this one, ordered by id. `pagination.nextCursor` is the `after_id` of the next page.',
@@ -82,6 +111,26 @@ const EXAMPLE_BODIES: Record<string, Json> = {
   replaceUser: { name: 'Ada King', email: 'ada.king@example.com' },
   updateUser: { name: 'Ada King' },
   createOrder: { total: 1999, status: 'pending' },
+  createWebhookEndpoint: { url: 'https://example.com/webhooks/portico', events: ['ORDER_CREATED'], description: 'Order fulfilment' },
+  updateWebhookEndpoint: { enabled: false },
+  rotateWebhookEndpointSecret: { overlapSeconds: 3600 },
+};
+const EXAMPLE_EVENT = {
+  id: EXAMPLE_EVENT_ID,
+  type: 'order.created',
+  createdAt: '2026-11-22T09:31:00.000Z',
+  data: { object: EXAMPLE_ORDER },
+};
+const EXAMPLE_ENDPOINT = {
+  id: EXAMPLE_ENDPOINT_ID,
+  url: 'https://example.com/webhooks/portico',
+  events: ['ORDER_CREATED'],
+  description: 'Order fulfilment',
+  enabled: true,
+  createdAt: '2026-11-22T09:00:00.000Z',
+  updatedAt: '2026-11-22T09:00:00.000Z',
+  previousSecretExpiresAt: null,
+  secret: null,
 };
 
 const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
@@ -238,7 +287,7 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   const kinds: ProblemKind[] = ['invalid-input', 'unauthenticated', 'forbidden'];
   const nullable = !isNonNullType(routeField(schema, route).type);
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
-  if (['createUser', 'replaceUser', 'updateUser'].includes(route.operationId)) kinds.push('conflict');
+  if (['createUser', 'replaceUser', 'updateUser', 'createWebhookEndpoint'].includes(route.operationId)) kinds.push('conflict');
   if (!isSafeMethod(route.method)) kinds.push('idempotency-key-in-flight', 'idempotency-key-reused');
   if (route.body) kinds.push('payload-too-large', 'unsupported-media-type');
   kinds.push('uri-too-long', 'quota-exceeded', 'internal', 'unavailable');
@@ -265,7 +314,7 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
               ? {
                   Location: {
                     description: 'Path of the created resource.',
-                    schema: { type: 'string', example: route.location({ id: resultType === 'User' ? EXAMPLE_USER_ID : EXAMPLE_ORDER_ID }) },
+                    schema: { type: 'string', example: route.location({ id: EXAMPLE_ID_OF[resultType]! }) },
                   },
                 }
               : {}),
@@ -281,7 +330,7 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
     ...(route.body
       ? {
           requestBody: {
-            required: true,
+            required: !route.body.optional,
             content: Object.fromEntries(
               route.body.mediaTypes.map((type) => [
                 type,
@@ -301,6 +350,10 @@ function exampleFor(typeName: string): Json {
     Order: EXAMPLE_ORDER,
     UserList: { data: [EXAMPLE_USER], pagination: { nextCursor: 'AZv-No-CtvnTnWqAWsQ9iOWWxeXUxI9py6eIs2Iae1clDDDTbVro5', hasMore: true } },
     OrderList: { items: [EXAMPLE_ORDER], nextCursor: null },
+    Event: EXAMPLE_EVENT,
+    EventList: { items: [EXAMPLE_EVENT], nextCursor: 'AgAAAAAB6wNldnQBk0h6pr0FQFhCUa2iEQ6cb1A2Z3eWfYzJ', hasMore: false },
+    WebhookEndpoint: EXAMPLE_ENDPOINT,
+    WebhookEndpointList: { items: [EXAMPLE_ENDPOINT], nextCursor: null },
   };
   return typeName in examples ? { example: examples[typeName] } : {};
 }
@@ -362,7 +415,18 @@ function problemResponses(): Json {
 export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string): Json {
   const schema = restSchema(fullSchema);
   const schemas: Record<string, Json> = {};
-  for (const name of ['User', 'Order', 'UserList', 'OffsetPagination', 'CursorPagination', 'OrderList']) {
+  for (const name of [
+    'User',
+    'Order',
+    'UserList',
+    'OffsetPagination',
+    'CursorPagination',
+    'OrderList',
+    'Event',
+    'EventList',
+    'WebhookEndpoint',
+    'WebhookEndpointList',
+  ]) {
     schemas[name] = objectSchema(schema, name);
   }
   for (const route of ROUTES.filter((r) => r.body)) {
@@ -390,10 +454,7 @@ export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string)
     },
     servers: [{ url: '/', description: 'This service' }],
     security: [{ ApiKey: [] }],
-    tags: [
-      { name: 'Users', description: 'People who place orders.' },
-      { name: 'Orders', description: "Orders, created and listed under their user's path." },
-    ],
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
     components: {
       schemas,

@@ -95,6 +95,8 @@ export async function inputFor(
   params: Record<string, string>,
 ): Promise<Record<string, unknown>> {
   const body = route.body!;
+  const text = await readBody(request);
+  if (body.optional && text === '') return inputFrom({}, body.fromPath, params);
   const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
   if (!mediaType || !body.mediaTypes.includes(mediaType)) {
     throw new RequestProblem(
@@ -102,15 +104,24 @@ export async function inputFor(
       route.method === 'PATCH' ? { 'accept-patch': body.mediaTypes.join(', ') } : {},
     );
   }
-  const input = parse(await readBody(request));
-  const fromPath = new Map(Object.entries(body.fromPath ?? {}).map(([rest, field]) => [field, rest]));
+  const input = parse(text);
   const settable = settableFields(schema, route);
   const errors: FieldError[] = [];
   for (const name of Object.keys(input)) {
-    if (fromPath.has(name)) errors.push({ field: name, message: 'is not a field that can be set; it comes from the path' });
-    else if (!settable.has(name)) errors.push({ field: name, message: 'is not a field that can be set' });
+    if (Object.values(body.fromPath ?? {}).includes(name)) {
+      errors.push({ field: name, message: 'is not a field that can be set; it comes from the path' });
+    } else if (!settable.has(name)) errors.push({ field: name, message: 'is not a field that can be set' });
   }
   if (errors.length > 0) throw RequestProblem.invalid(errors);
-  for (const [field, rest] of fromPath) input[field] = params[rest];
+  return inputFrom(input, body.fromPath, params);
+}
+
+/** The body's fields with the path parameters `fromPath` copies in (REST name → field). */
+function inputFrom(
+  input: Record<string, unknown>,
+  fromPath: Record<string, string> | undefined,
+  params: Record<string, string>,
+): Record<string, unknown> {
+  for (const [rest, field] of Object.entries(fromPath ?? {})) input[field] = params[rest];
   return input;
 }

@@ -6,6 +6,14 @@ import { decodeComponent } from '../net/uri.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/** The groups routes are documented in, with what each holds. */
+export const TAGS = {
+  Users: 'People who place orders.',
+  Orders: "Orders, created and listed under their user's path.",
+  Events: 'Every change to a resource, in the order of its commit: the feed webhooks deliver from.',
+  'Webhook endpoints': 'URLs that receive events as signed webhooks, each managed by the API key that registered it.',
+} as const;
+
 export interface RestRoute {
   method: HttpMethod;
   /** As documented, with `{name}` path parameters. */
@@ -14,8 +22,11 @@ export interface RestRoute {
   field: `Query.${string}` | `Mutation.${string}`;
   /** REST parameter names that differ from the field's argument names (REST name → argument). */
   rename?: Record<string, string>;
-  /** Routes with a body: the JSON object is the mutation's `input`; `fromPath` copies path parameters into it. */
-  body?: { mediaTypes: readonly string[]; fromPath?: Record<string, string> };
+  /**
+   * Routes with a body: the JSON object is the mutation's `input`; `fromPath` copies path parameters
+   * into it; `optional`: no body at all stands for `{}`.
+   */
+  body?: { mediaTypes: readonly string[]; fromPath?: Record<string, string>; optional?: boolean };
   status: 200 | 201 | 204;
   /** For 201: the path of the resource the response body describes. */
   location?: (created: { id: string }) => string;
@@ -23,7 +34,7 @@ export interface RestRoute {
   summary: string;
   /** Overrides the field's description where the GraphQL wording does not fit REST. */
   description?: string;
-  tag: 'Users' | 'Orders';
+  tag: keyof typeof TAGS;
 }
 
 const JSON_BODY = ['application/json'] as const;
@@ -129,6 +140,92 @@ export const ROUTES: readonly RestRoute[] = [
     operationId: 'getOrder',
     summary: 'Get an order',
     tag: 'Orders',
+  },
+  {
+    method: 'GET',
+    path: '/events',
+    field: 'Query.eventList',
+    status: 200,
+    operationId: 'listEvents',
+    summary: 'List events, oldest first',
+    tag: 'Events',
+  },
+  {
+    method: 'GET',
+    path: '/events/{event_id}',
+    field: 'Query.event',
+    rename: { event_id: 'id' },
+    status: 200,
+    operationId: 'getEvent',
+    summary: 'Get an event',
+    description: 'The event with this id, exactly as webhooks deliver it. 404 when there is none, or it is past its retention.',
+    tag: 'Events',
+  },
+  {
+    method: 'GET',
+    path: '/webhook-endpoints',
+    field: 'Query.webhookEndpoints',
+    status: 200,
+    operationId: 'listWebhookEndpoints',
+    summary: 'List webhook endpoints',
+    tag: 'Webhook endpoints',
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints',
+    field: 'Mutation.createWebhookEndpoint',
+    body: { mediaTypes: JSON_BODY },
+    status: 201,
+    location: (endpoint) => `/webhook-endpoints/${endpoint.id}`,
+    operationId: 'createWebhookEndpoint',
+    summary: 'Register a webhook endpoint',
+    tag: 'Webhook endpoints',
+  },
+  {
+    method: 'GET',
+    path: '/webhook-endpoints/{endpoint_id}',
+    field: 'Query.webhookEndpoint',
+    rename: { endpoint_id: 'id' },
+    status: 200,
+    operationId: 'getWebhookEndpoint',
+    summary: 'Get a webhook endpoint',
+    description: "The webhook endpoint with this id. 404 when there is none, or it is another API key's.",
+    tag: 'Webhook endpoints',
+  },
+  {
+    method: 'PATCH',
+    path: '/webhook-endpoints/{endpoint_id}',
+    field: 'Mutation.updateWebhookEndpoint',
+    rename: { endpoint_id: 'id' },
+    body: { mediaTypes: PATCH_BODY },
+    status: 200,
+    operationId: 'updateWebhookEndpoint',
+    summary: 'Update some fields of a webhook endpoint',
+    tag: 'Webhook endpoints',
+  },
+  {
+    method: 'DELETE',
+    path: '/webhook-endpoints/{endpoint_id}',
+    field: 'Mutation.deleteWebhookEndpoint',
+    rename: { endpoint_id: 'id' },
+    status: 204,
+    operationId: 'deleteWebhookEndpoint',
+    summary: 'Delete a webhook endpoint',
+    description: 'Deletes the endpoint; its deliveries not yet made go with it. 404 when there is none, or it is another API key\'s.',
+    tag: 'Webhook endpoints',
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/{endpoint_id}/secrets',
+    field: 'Mutation.rotateWebhookEndpointSecret',
+    rename: { endpoint_id: 'id' },
+    body: { mediaTypes: JSON_BODY, optional: true },
+    status: 200,
+    operationId: 'rotateWebhookEndpointSecret',
+    summary: "Rotate a webhook endpoint's signing secret",
+    description:
+      'Issues a new signing secret, returned in this answer only (`secret`). The old secret keeps signing beside it for `overlapSeconds` (default 24 hours), so receivers can switch without missing a delivery. The body may be left out.',
+    tag: 'Webhook endpoints',
   },
 ];
 

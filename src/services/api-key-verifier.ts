@@ -15,6 +15,8 @@ import { isKeyPrefix, keySecretMatches, prefixOf } from './api-key-secrets.ts';
 /** What a verified key lets its caller do; no secret material. */
 export interface VerifiedKey {
   id: string;
+  /** The first key of its rotation chain: what the key owns belongs to the chain. */
+  lineageId: string;
   prefix: string;
   name: string;
   scopes: readonly string[];
@@ -142,6 +144,7 @@ export class ApiKeyVerifier {
         ? undefined
         : {
             id: found.id,
+            lineageId: found.lineageId,
             prefix: found.prefix,
             name: found.name,
             scopes: found.scopes,

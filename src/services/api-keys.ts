@@ -1,5 +1,6 @@
 // API keys: issuing, listing, rotating and revoking them (api-key-verifier.ts checks presented ones).
 import { ApiKey } from '../db/entities/index.ts';
+import { newId } from '../db/ids.ts';
 import { NOTIFY_SQL } from '../db/notifications.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
@@ -57,7 +58,10 @@ export async function createApiKey(em: EntityManager, pepper: string, environmen
   const settings = checkSettings(input);
   const { secret, prefix } = generateKeySecret(environment);
   return em.transactional(async (tx) => {
+    const id = newId('apiKey');
     const key = tx.create(ApiKey, {
+      id,
+      lineageId: id,
       name: settings.name,
       prefix,
       secretHash: hashKeySecret(secret, pepper),
@@ -129,6 +133,7 @@ export async function rotateApiKey(
       expiresAt: previous.expiresAt,
       rateLimitPerMinute: previous.rateLimitPerMinute,
       rotatedFromId: previous.id,
+      lineageId: previous.lineageId,
     });
     const graceEnd = new Date(now + graceMs);
     if (!previous.expiresAt || previous.expiresAt > graceEnd) previous.expiresAt = graceEnd;

@@ -11,7 +11,6 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '../db/orm.ts';
 import { prepared, runPrepared } from '../db/prepared.ts';
-import type { Logger } from '../log.ts';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, ValidationError } from '../errors.ts';
 
 /** The request header, as clients send it and errors name it. */
@@ -25,8 +24,6 @@ const KEY_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${IDEMPOTENCY_KEY_MAX_LENGTH}}$
 export const RECORDED_HEADERS = ['content-type', 'location'] as const;
 /** Expired records deleted per statement by the background purge. */
 export const PURGE_BATCH = 1000;
-/** How often the background purge runs. */
-export const PURGE_EVERY_MS = 60_000;
 
 /** The header's value, checked: 1 to 255 printable ASCII characters. */
 export function checkIdempotencyKey(value: string): string {
@@ -237,27 +234,4 @@ export async function purgeExpiredIdempotencyKeys(em: EntityManager, maxBatches 
     if (n < PURGE_BATCH) break;
   }
   return deleted;
-}
-
-/**
- * Runs the purge every PURGE_EVERY_MS in the background (never two at once); a failed run is logged
- * and the next one tries again. `stop` waits for a run in progress.
- */
-export function startIdempotencyPurge(em: () => EntityManager, logger: Logger): { stop(): Promise<void> } {
-  let running: Promise<void> | undefined;
-  const run = () => {
-    running ??= purgeExpiredIdempotencyKeys(em())
-      .then((deleted) => {
-        if (deleted > 0) logger.debug({ deleted }, 'expired idempotency records deleted');
-      })
-      .catch((error: unknown) => logger.warn({ err: error }, 'deleting expired idempotency records failed; trying again later'))
-      .finally(() => (running = undefined));
-  };
-  const timer = setInterval(run, PURGE_EVERY_MS).unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
 }

@@ -3,11 +3,12 @@
 import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import { Order, User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { ORDER_COLUMNS, type OrderRecord } from '../db/records.ts';
+import { ORDER_COLUMNS, orderResource, type OrderRecord } from '../db/records.ts';
 import { statement, type Sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
+import { withEvent } from './changes.ts';
 import { PAGE_SIZE, ORDERS_BY_USER_MAX } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
@@ -28,15 +29,22 @@ export async function createOrder(em: EntityManager, input: CreateOrderFields): 
   const total = check.total('total', input.total);
   const status = check.status('status', input.status);
   check.done();
-  const order = em.create(Order, { user: em.getReference(User, userId!), total: total!, status: status! });
-  try {
-    await em.flush();
-  } catch (error) {
-    // The foreign key is the existence check: one statement, and no race with a concurrent delete.
-    if (error instanceof ForeignKeyConstraintViolationException) throw new NotFoundError(`No user has the id ${userId}.`);
-    throw error;
-  }
-  return orderRecordOf(order);
+  return withEvent(
+    em,
+    'order.created',
+    async (tx) => {
+      const order = tx.create(Order, { user: tx.getReference(User, userId!), total: total!, status: status! });
+      try {
+        await tx.flush();
+      } catch (error) {
+        // The foreign key is the existence check: one statement, and no race with a concurrent delete.
+        if (error instanceof ForeignKeyConstraintViolationException) throw new NotFoundError(`No user has the id ${userId}.`);
+        throw error;
+      }
+      return orderRecordOf(order);
+    },
+    orderResource,
+  );
 }
 
 /** A user's orders, newest first; the (user_id, created_at, id) index serves it backwards. */

@@ -3,11 +3,21 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { ORDER_TUPLE, USER_COLUMNS, orderOfTuple, type OrderRecord, type OrderTuple, type UserRecord } from '../db/records.ts';
+import { prepared, runPrepared } from '../db/prepared.ts';
+import {
+  ORDER_TUPLE,
+  USER_COLUMNS,
+  orderOfTuple,
+  userResource,
+  type OrderRecord,
+  type OrderTuple,
+  type UserRecord,
+} from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
+import { withEvent } from './changes.ts';
 import { PAGE_SIZE } from './limits.ts';
 import { NEWEST_FIRST } from './orders.ts';
 import { InputCheck, requireId } from './validation.ts';
@@ -136,9 +146,31 @@ export async function createUser(em: EntityManager, input: UserFields): Promise<
   const name = check.name('name', input.name);
   const email = check.email('email', input.email);
   check.done();
-  const user = em.create(User, { name: name!, email: email! });
-  await flushUnique(em, email!);
-  return user;
+  return withEvent(
+    em,
+    'user.created',
+    async (tx) => {
+      const user = tx.create(User, { name: name!, email: email! });
+      await flushUnique(tx, email!);
+      return user;
+    },
+    userResource,
+  );
+}
+
+/** Applies `changes` to the stored user and records the change as `user.updated`. */
+async function changeUser(em: EntityManager, id: string, changes: Partial<UserFields>): Promise<UserRecord> {
+  return withEvent(
+    em,
+    'user.updated',
+    async (tx) => {
+      const user = await mustFind(tx, id);
+      tx.assign(user, changes);
+      await flushUnique(tx, changes.email ?? user.email);
+      return user;
+    },
+    userResource,
+  );
 }
 
 /** PUT semantics: every writable field is given and replaces the stored one. */
@@ -148,10 +180,7 @@ export async function replaceUser(em: EntityManager, id: string, input: UserFiel
   const name = check.name('name', input.name);
   const email = check.email('email', input.email);
   check.done();
-  const user = await mustFind(em, id);
-  em.assign(user, { name: name!, email: email! });
-  await flushUnique(em, email!);
-  return user;
+  return changeUser(em, id, { name: name!, email: email! });
 }
 
 /** PATCH semantics: absent fields keep their value; null is refused because no field is nullable. */
@@ -166,15 +195,24 @@ export async function updateUser(
   if (input.name !== undefined) changes.name = check.name('name', input.name);
   if (input.email !== undefined) changes.email = check.email('email', input.email);
   check.done();
-  const user = await mustFind(em, id);
-  em.assign(user, changes);
-  await flushUnique(em, changes.email ?? user.email);
-  return user;
+  return changeUser(em, id, changes);
 }
+
+/** Deletes a user and returns them as they were (one statement, so no race with another delete). */
+const DELETE_USER = prepared('delete_user', `delete from users where id = $1 returning ${USER_COLUMNS}`);
 
 /** Deletes the user; their orders go with them (foreign key ON DELETE CASCADE). */
 export async function deleteUser(em: EntityManager, id: string): Promise<string> {
-  const deleted = await em.nativeDelete(User, { id: requireId('user', 'id', id) });
-  if (deleted === 0) throw new NotFoundError(`No user has the id ${id}.`);
-  return id;
+  requireId('user', 'id', id);
+  const deleted = await withEvent(
+    em,
+    'user.deleted',
+    async (tx) => {
+      const [user] = await runPrepared<UserRecord>(tx, DELETE_USER, [id]);
+      if (!user) throw new NotFoundError(`No user has the id ${id}.`);
+      return user;
+    },
+    userResource,
+  );
+  return deleted.id;
 }

@@ -10,6 +10,8 @@ const ID_DESCRIPTIONS: Record<IdKind, string> = {
   user: 'a user id like usr_01jd3x3b8vfb9s1p4t4p6q2k7m',
   order: 'an order id like ord_01jd3x3b8vfb9s1p4t4p6q2k7m',
   apiKey: 'an API key id like key_01jd3x3b8vfb9s1p4t4p6q2k7m',
+  event: 'an event id like evt_01jd3x3b8vfb9s1p4t4p6q2k7m',
+  webhookEndpoint: 'a webhook endpoint id like wep_01jd3x3b8vfb9s1p4t4p6q2k7m',
 };
 // Deliberately plain: one @, no spaces, a dotted domain. Deliverability is the mail system's job.
 const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/;

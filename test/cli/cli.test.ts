@@ -49,10 +49,13 @@ describe('npm run db:migrate', () => {
     expect(tables.map((t) => t.table_name)).toEqual([
       'api_key_usage',
       'api_keys',
+      'events',
       'idempotency_keys',
       'mikro_orm_migrations',
       'orders',
       'users',
+      'webhook_deliveries',
+      'webhook_endpoints',
     ]);
   });
 });

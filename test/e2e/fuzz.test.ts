@@ -218,7 +218,7 @@ function validValue(schema: Schema): fc.Arbitrary<string> {
 function hostileValue(schema: Schema): fc.Arbitrary<string> {
   if (schema.type === 'integer') {
     const edges = [schema.minimum, schema.maximum].flatMap((edge) => (edge === undefined ? [] : [String(edge - 1), String(edge + 1)]));
-    return fc.oneof(hostileInteger, fc.constantFrom(...edges));
+    return edges.length > 0 ? fc.oneof(hostileInteger, fc.constantFrom(...edges)) : hostileInteger;
   }
   const strings: fc.Arbitrary<string>[] = [hostileString];
   if (schema.format === 'email') strings.push(hostileString.map((s) => `${s}@example.com`));

@@ -1,14 +1,15 @@
 // Idempotency keys over real HTTP against a real PostgreSQL: replays on both faces, refusals, what is
 // and is not kept, expiry, concurrency across two instances, and a crash between commit and response.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withFailpoint } from '../support/failpoints.ts';
 import { match } from '../support/match.ts';
 import { expectProblem, rest, type Order, type RestResponse } from '../support/rest.ts';
 import { loadConfig } from '../../src/config.ts';
-import { TEST_PEPPER, startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { startServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
 
 let server: TestServer;
@@ -236,19 +237,14 @@ describe('Idempotency-Key under concurrency', () => {
 
 describe('what is not kept', () => {
   it('a failed commit (5xx) keeps nothing: the retry runs the write once', async () => {
-    const failing = await startTestServer({ failpoints: new Set(['fail-idempotent-commit']) }, { sharing: server });
-    try {
-      const userId = await createUser();
-      const key = uniqueKey();
-      const failed = await placeOrder(userId, key, { total: 3 }, failing);
-      expect(failed.status).toBe(500);
-      expect(await ordersOf(userId)).toBe(0);
-      const retried = await placeOrder(userId, key, { total: 3 });
-      expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([201, null]);
-      expect(await ordersOf(userId)).toBe(1);
-    } finally {
-      await failing.close();
-    }
+    const userId = await createUser();
+    const key = uniqueKey();
+    const failed = await withFailpoint('fail-idempotent-commit', () => placeOrder(userId, key, { total: 3 }));
+    expect(failed.status).toBe(500);
+    expect(await ordersOf(userId)).toBe(0);
+    const retried = await placeOrder(userId, key, { total: 3 });
+    expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([201, null]);
+    expect(await ordersOf(userId)).toBe(1);
   });
 
   it('a write the rate limiter refused (429) keeps nothing: once the budget renews, the same key runs', async () => {
@@ -341,38 +337,6 @@ describe('the background purge', () => {
 });
 
 describe('a crash between commit and response', () => {
-  const ROOT = path.resolve(import.meta.dirname, '../..');
-
-  /** The service itself (`node src/main.ts api`) on the suite's database; resolves once it listens. */
-  async function startService(dataDir: string, failpoints: string) {
-    const child = spawn(process.execPath, ['src/main.ts', 'api'], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: server.databaseUrl,
-        API_KEY_PEPPER: TEST_PEPPER,
-        DATA_DIR: dataDir,
-        PORT: '0',
-        HOST: '127.0.0.1',
-        LOG_LEVEL: 'info',
-        NODE_ENV: 'development',
-        PORTICO_FAILPOINTS: failpoints,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-    let output = '';
-    const port = await new Promise<number>((resolve, reject) => {
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-        output += chunk;
-        const listening = /"port":(\d+)/.exec(output);
-        if (listening) resolve(Number(listening[1]));
-      });
-      void exited.then((how) => reject(new Error(`the service exited (${String(how)}) before listening: ${output}`)));
-    });
-    return { url: `http://127.0.0.1:${port}`, exited, stop: () => child.kill('SIGTERM') };
-  }
-
   /** Sends one order with one key, first to a service that crashes at `failpoint`, then to a restarted one. */
   async function crashThenRetry(failpoint: string) {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-idempotency-'));
@@ -385,12 +349,12 @@ describe('a crash between commit and response', () => {
           headers: { 'x-api-key': server.apiKey, 'idempotency-key': key, 'content-type': 'application/json' },
           body: JSON.stringify({ total: 4200 }),
         });
-      const crashing = await startService(dataDir, failpoint);
+      const crashing = await startServiceProcess(server.databaseUrl, dataDir, failpoint);
       await expect(send(crashing.url)).rejects.toThrow();
       expect(await crashing.exited).toBe('SIGKILL');
       const ordersAfterCrash = await ordersOf(userId);
 
-      const restarted = await startService(dataDir, '');
+      const restarted = await startServiceProcess(server.databaseUrl, dataDir, '');
       try {
         // Until PostgreSQL has seen the dead connection, the key may still read as in use (409).
         let retry: Response | undefined;

@@ -12,6 +12,7 @@ import { createLogger } from '../../src/log.ts';
 import { openRateLimitCounter } from '../../src/rate-limit/open.ts';
 import { UsageRecorder } from '../../src/services/api-key-usage.ts';
 import { userTokenVerifier } from '../../src/services/user-tokens.ts';
+import { webhookSettings } from '../../src/services/webhook-endpoints.ts';
 import { ApiKeyVerifier } from '../../src/services/api-key-verifier.ts';
 import { API_KEYS_CHANNEL, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
 import { listen } from '../../src/db/notifications.ts';
@@ -55,6 +56,7 @@ export interface TestServer {
 }
 
 export const TEST_CURSOR_SECRET = 'test-cursor-secret-that-is-long-enough-0123456789';
+export const TEST_WEBHOOK_SECRET_KEY = 'test-webhook-secret-key-that-is-long-enough-0123456789';
 export const TEST_PEPPER = 'test-api-key-pepper-that-is-long-enough-0123456789';
 /** Signs HS256 user tokens in tests (issuer `portico-dev`, audience `portico`: the development defaults). */
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-0123456789';
@@ -122,6 +124,7 @@ export async function startTestServer(
     usage,
     userTokens,
     rateLimits,
+    webhooks: webhookSettings(config.webhooks, TEST_WEBHOOK_SECRET_KEY),
   });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;

@@ -28,6 +28,11 @@ export const ApiKeySchema = defineEntity({
     lastUsedIp: p.string().columnType('text').nullable(),
     /** The key this one replaced in a rotation. */
     rotatedFromId: p.string().columnType('text').collation('C').nullable(),
+    /**
+     * The id of the first key of its rotation chain (its own id, unless it replaced another). What a
+     * key owns (webhook endpoints) belongs to the chain, so a rotated key's successor keeps it.
+     */
+    lineageId: p.string().columnType('text').collation('C'),
   },
   // Instances top up the prefixes they know with the keys created lately.
   indexes: [{ name: 'api_keys_created_at_idx', properties: ['createdAt'] }],

@@ -7,6 +7,7 @@ import { Migration20261122030000_api_key_usage } from './Migration20261122030000
 import { Migration20261123000000_users_email_nfc } from './Migration20261123000000_users_email_nfc.ts';
 import { Migration20261123010000_api_keys_created_at_index } from './Migration20261123010000_api_keys_created_at_index.ts';
 import { Migration20261123020000_idempotency_keys } from './Migration20261123020000_idempotency_keys.ts';
+import { Migration20261123030000_events_and_webhook_endpoints } from './Migration20261123030000_events_and_webhook_endpoints.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -16,4 +17,5 @@ export const migrations = [
   Migration20261123000000_users_email_nfc,
   Migration20261123010000_api_keys_created_at_index,
   Migration20261123020000_idempotency_keys,
+  Migration20261123030000_events_and_webhook_endpoints,
 ];

@@ -1,0 +1,101 @@
+// Events: the feed of every recorded change (a Relay connection, and the page REST serves), one event
+// by id, and the enum of event types.
+import { EVENT_TYPES, EVENT_TYPE_NAMES, PING, enumNameOf, type EventType } from '../../webhooks/event-types.ts';
+import { findEvent, listEvents, type EventRecord } from '../../services/events.ts';
+import { PAGE_SIZE } from '../../services/limits.ts';
+import { builder } from '../builder.ts';
+
+export const EventTypeRef = builder.enumType('EventType', {
+  description:
+    'The kinds of event. Events and webhooks name them as written in each value\'s description (e.g. `user.created`), as the `type` of an event.',
+  values: Object.fromEntries(
+    EVENT_TYPE_NAMES.map((type) => [enumNameOf(type), { value: type, description: `\`${type}\`: ${EVENT_TYPES[type]}` }]),
+  ) as Record<string, { value: EventType; description: string }>,
+});
+
+const TYPES = EVENT_TYPE_NAMES.map((type) => `\`${type}\``).join(', ');
+
+const EventRef = builder.objectRef<EventRecord>('Event').implement({
+  description: 'A change to a resource, recorded in the same transaction as the change. Webhooks deliver exactly this.',
+  fields: (t) => ({
+    id: t.exposeID('id', { description: 'Opaque, prefixed `evt_`; the receivers\' deduplication key.' }),
+    type: t.exposeString('type', { description: `One of ${TYPES} (and \`${PING}\` in webhooks only).` }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    data: t.expose('data', {
+      type: 'JSON',
+      description: '`{ "object": … }`: the resource as REST\'s GET shows it; for `user.deleted`, the user as it was.',
+    }),
+  }),
+});
+
+const EventConnection = builder.connectionObject({ type: EventRef, name: 'EventConnection' });
+
+const FEED = `Events oldest first (newest last): a transaction's events appear once every transaction that began before it has ended, so paging with \`after\` sees each event exactly once. At the end of the feed keep the last cursor and ask again later for what follows.`;
+
+builder.queryFields((t) => ({
+  events: t.field({
+    authScopes: { scope: 'webhooks:manage' },
+    type: EventConnection,
+    description: `${FEED} \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
+    args: { first: t.arg.int(), after: t.arg.string(), type: t.arg({ type: EventTypeRef }) },
+    resolve: async (_root, args, ctx) => {
+      const page = await listEvents(ctx.sql, ctx.cursors, args);
+      return {
+        edges: page.items,
+        pageInfo: {
+          hasNextPage: page.hasNextPage,
+          hasPreviousPage: false,
+          get startCursor() {
+            return page.items[0]?.cursor ?? null;
+          },
+          get endCursor() {
+            return page.items.at(-1)?.cursor ?? null;
+          },
+        },
+      };
+    },
+  }),
+  event: t.field({
+    authScopes: { scope: 'webhooks:manage' },
+    type: EventRef,
+    nullable: true,
+    description: 'The event with this id, or null if there is none (or it is past its retention).',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => findEvent(ctx.sql, String(args.id)),
+  }),
+}));
+
+interface EventList {
+  items: EventRecord[];
+  nextCursor: string | null;
+  hasMore: boolean;
+}
+
+const EventListRef = builder.objectRef<EventList>('EventList').implement({
+  fields: (t) => ({
+    items: t.expose('items', { type: [EventRef] }),
+    nextCursor: t.exposeString('nextCursor', {
+      nullable: true,
+      description:
+        'Pass as `cursor` for the events after this page. Given at the end of the feed too (the position to ask again from later); null only when the feed has nothing yet.',
+    }),
+    hasMore: t.exposeBoolean('hasMore', { description: 'Whether more events follow right now.' }),
+  }),
+});
+
+builder.queryField('eventList', (t) =>
+  t.field({
+    authScopes: { scope: 'webhooks:manage' },
+    type: EventListRef,
+    description: `${FEED} \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
+    args: { limit: t.arg.int(), cursor: t.arg.string(), type: t.arg({ type: EventTypeRef }) },
+    resolve: async (_root, args, ctx) => {
+      const page = await listEvents(ctx.sql, ctx.cursors, { first: args.limit, after: args.cursor, type: args.type });
+      return {
+        items: page.items.map((edge) => edge.node),
+        nextCursor: page.items.at(-1)?.cursor ?? args.cursor ?? null,
+        hasMore: page.hasNextPage,
+      };
+    },
+  }),
+);

@@ -1,0 +1,7 @@
+import { builder } from '../builder.ts';
+
+builder.scalarType('JSON', {
+  description: 'Any JSON value, as it is.',
+  serialize: (value) => value,
+  parseValue: (value) => value,
+});

@@ -1,0 +1,40 @@
+// Background purges of records past their retention (idempotency outcomes, events): each runs every
+// PURGE_EVERY_MS in bounded batches, never two runs at once; a failed run is logged and the next one
+// tries again.
+import type { EntityManager } from '../db/orm.ts';
+import type { Logger } from '../log.ts';
+
+/** How often each purge runs. */
+export const PURGE_EVERY_MS = 60_000;
+
+export interface Purge {
+  /** What it deletes, for the log. */
+  what: string;
+  /** Deletes what is due; returns how many went. */
+  run(em: EntityManager): Promise<number>;
+}
+
+/** Starts the purges; `stop` waits for the runs in progress. */
+export function startPurges(purges: readonly Purge[], em: () => EntityManager, logger: Logger): { stop(): Promise<void> } {
+  const running = new Map<Purge, Promise<void>>();
+  const runAll = () => {
+    for (const purge of purges) {
+      if (running.has(purge)) continue;
+      const run = purge
+        .run(em())
+        .then((deleted) => {
+          if (deleted > 0) logger.debug({ deleted }, `${purge.what} deleted`);
+        })
+        .catch((error: unknown) => logger.warn({ err: error }, `deleting ${purge.what} failed; trying again later`))
+        .finally(() => running.delete(purge));
+      running.set(purge, run);
+    }
+  };
+  const timer = setInterval(runAll, PURGE_EVERY_MS).unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all(running.values());
+    },
+  };
+}

@@ -1,0 +1,276 @@
+// Webhook endpoints: registering, listing, changing and deleting the URLs that receive events, and
+// rotating their signing secrets. An endpoint belongs to the API key lineage that registered it (a
+// rotated key's successor keeps it); a key sees and manages only its own, an admin key every one,
+// and another key's endpoint is "not found" rather than "forbidden", so ids leak nothing.
+import type { WebhookConfig } from '../config.ts';
+import { WebhookEndpoint } from '../db/entities/index.ts';
+import { newId } from '../db/ids.ts';
+import type { EntityManager } from '../db/orm.ts';
+import { isoOf } from '../db/records.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
+import type { CursorCodec } from '../pagination/cursor.ts';
+import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
+import { EVENT_TYPE_NAMES, enumNameOf, type EventType } from '../webhooks/event-types.ts';
+import { queuePing } from '../webhooks/outbox.ts';
+import { SecretBox } from '../webhooks/secret-box.ts';
+import { newSigningSecret } from '../webhooks/signing-secret.ts';
+import { urlRefusal, type Resolve, type UrlPolicy } from '../webhooks/url-policy.ts';
+import { PAGE_SIZE } from './limits.ts';
+import { InputCheck, requireId } from './validation.ts';
+
+export const DESCRIPTION_MAX_LENGTH = 500;
+/** A rotation's overlap: the old secret keeps signing beside the new one this long, by default and at most. */
+export const ROTATION_OVERLAP_S = { default: 86_400, max: 7 * 86_400 } as const;
+
+export interface WebhookSettings {
+  box: SecretBox;
+  urlPolicy: UrlPolicy;
+  maxEndpointsPerKey: number;
+  /** How host names are resolved for the address checks (tests give a fixed table). */
+  resolve?: Resolve;
+}
+
+export function webhookSettings(config: WebhookConfig, secretKey: string): WebhookSettings {
+  return {
+    box: new SecretBox(secretKey),
+    urlPolicy: { allowHttp: config.allowHttp, allowedHosts: config.allowedHosts },
+    maxEndpointsPerKey: config.maxEndpointsPerKey,
+  };
+}
+
+/** Who manages endpoints: the calling key's lineage, and whether it is an admin key. */
+export interface EndpointOwner {
+  lineageId: string;
+  admin: boolean;
+}
+
+/** An endpoint as every face shows it; `secret` only in the answer that created it or rotated its secret. */
+export interface EndpointRecord {
+  id: string;
+  url: string;
+  /** The types it receives; null: every type, including types added later. */
+  events: EventType[] | null;
+  description: string | null;
+  enabled: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+  /** While a rotation's overlap lasts, when the previous secret stops signing. */
+  previousSecretExpiresAt: Date | null;
+  secret?: string;
+}
+
+export interface EndpointFields {
+  url?: string | null;
+  events?: readonly string[] | null;
+  description?: string | null;
+  enabled?: boolean | null;
+}
+
+/** The fields given, checked and normalised. */
+interface CheckedFields {
+  url?: string;
+  events?: EventType[] | null;
+  description?: string | null;
+  enabled?: boolean;
+}
+
+function recordOf(endpoint: WebhookEndpoint, secret?: string): EndpointRecord {
+  const live = endpoint.previousSecretExpiresAt && endpoint.previousSecretExpiresAt.getTime() > Date.now();
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    // Only listed types are ever stored (checkFields).
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
+    events: (endpoint.eventTypes as EventType[] | null | undefined) ?? null,
+    description: endpoint.description ?? null,
+    enabled: endpoint.enabled,
+    createdAt: endpoint.createdAt,
+    updatedAt: endpoint.updatedAt,
+    previousSecretExpiresAt: live ? endpoint.previousSecretExpiresAt! : null,
+    ...(secret === undefined ? {} : { secret }),
+  };
+}
+
+/** The endpoint as REST's GET shows it (a ping carries it). */
+export function endpointResource(endpoint: EndpointRecord): Record<string, unknown> {
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    events: endpoint.events?.map(enumNameOf) ?? null,
+    description: endpoint.description,
+    enabled: endpoint.enabled,
+    createdAt: isoOf(endpoint.createdAt),
+    updatedAt: isoOf(endpoint.updatedAt),
+    previousSecretExpiresAt: endpoint.previousSecretExpiresAt && isoOf(endpoint.previousSecretExpiresAt),
+  };
+}
+
+/** Checks the fields given (all of them on creation); returns them normalised. */
+async function checkFields(settings: WebhookSettings, input: EndpointFields, creating: boolean): Promise<CheckedFields> {
+  const check = new InputCheck();
+  const fields: CheckedFields = {};
+  if (input.url === null || (creating && input.url === undefined)) check.fail('url', input.url === null ? 'cannot be null' : 'is required');
+  else if (input.url !== undefined) {
+    const refusal = await urlRefusal(input.url.trim(), settings.urlPolicy, settings.resolve);
+    if (refusal) check.fail('url', refusal);
+    else fields.url = input.url.trim();
+  }
+  if (input.events === null) fields.events = null;
+  else if (input.events !== undefined) {
+    if (input.events.length === 0) check.fail('events', 'must name at least one event type, or be null for every type');
+    const events = new Set<EventType>();
+    for (const type of input.events) {
+      const known = check.oneOf('events', EVENT_TYPE_NAMES, type);
+      if (known) events.add(known);
+    }
+    fields.events = [...events];
+  }
+  if (input.description !== undefined) {
+    const description = input.description?.trim() || null;
+    if (description !== null && [...description].length > DESCRIPTION_MAX_LENGTH) {
+      check.fail('description', `must be at most ${DESCRIPTION_MAX_LENGTH} characters`);
+    }
+    fields.description = description;
+  }
+  if (input.enabled === null) check.fail('enabled', 'cannot be null');
+  else if (input.enabled !== undefined) fields.enabled = input.enabled;
+  check.done();
+  return fields;
+}
+
+async function mustFind(em: EntityManager, owner: EndpointOwner, id: string): Promise<WebhookEndpoint> {
+  requireId('webhookEndpoint', 'id', id);
+  const endpoint = await em.findOne(WebhookEndpoint, owner.admin ? { id } : { id, ownerKeyId: owner.lineageId });
+  if (!endpoint) throw new NotFoundError(`No webhook endpoint of this API key has the id ${id}.`);
+  return endpoint;
+}
+
+/**
+ * Registers an endpoint and queues a `ping` for it alone. The answer carries the signing secret: the
+ * only time it is shown.
+ */
+export async function createEndpoint(
+  em: EntityManager,
+  settings: WebhookSettings,
+  owner: EndpointOwner,
+  input: EndpointFields,
+): Promise<EndpointRecord> {
+  const fields = await checkFields(settings, input, true);
+  return em.transactional(async (tx) => {
+    // One registration at a time per lineage, so the count below cannot be raced past the limit.
+    await tx.execute(`select pg_advisory_xact_lock(hashtextextended(?, 1))`, [`webhook endpoints of ${owner.lineageId}`]);
+    const registered = await tx.count(WebhookEndpoint, { ownerKeyId: owner.lineageId });
+    if (registered >= settings.maxEndpointsPerKey) {
+      throw new ConflictError(
+        `This API key has ${registered} webhook endpoints, the most it may have (${settings.maxEndpointsPerKey}); delete one first.`,
+      );
+    }
+    const id = newId('webhookEndpoint');
+    const secret = newSigningSecret();
+    const endpoint = tx.create(WebhookEndpoint, {
+      id,
+      ownerKeyId: owner.lineageId,
+      url: fields.url!,
+      eventTypes: fields.events ?? null,
+      description: fields.description ?? null,
+      enabled: true,
+      secret: settings.box.seal(secret, id),
+    });
+    await tx.flush();
+    const record = recordOf(endpoint, secret);
+    await queuePing(tx, id, endpointResource(record));
+    return record;
+  });
+}
+
+export async function findEndpoint(em: EntityManager, owner: EndpointOwner, id: string): Promise<EndpointRecord | null> {
+  try {
+    return recordOf(await mustFind(em, owner, id));
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
+export interface EndpointPage {
+  items: EndpointRecord[];
+  nextCursor: string | null;
+}
+
+/** The caller's endpoints (an admin key: every one) in creation order, a page at a time. */
+export async function listEndpoints(
+  em: EntityManager,
+  cursors: CursorCodec,
+  owner: EndpointOwner,
+  args: { limit?: number | null; cursor?: string | null },
+): Promise<EndpointPage> {
+  const check = new InputCheck();
+  const limit = check.pageSize('limit', args.limit, PAGE_SIZE);
+  check.done();
+  // Ids sort in creation order; the cursor is bound to the caller's own list.
+  const byId: Keyset<EndpointRecord> = {
+    scope: `webhook-endpoints/${owner.admin ? 'all' : owner.lineageId}`,
+    keyType: 'text',
+    key: (endpoint) => endpoint.id,
+    id: (endpoint) => endpoint.id,
+  };
+  const after = args.cursor == null ? undefined : positionAfter(byId, cursors, args.cursor, 'cursor')[1];
+  const rows = await em.find(
+    WebhookEndpoint,
+    { ...(owner.admin ? {} : { ownerKeyId: owner.lineageId }), ...(after === undefined ? {} : { id: { $gt: after } }) },
+    { orderBy: { id: 'asc' }, limit: limit! + 1 },
+  );
+  const { items, hasMore } = pageOf(rows.map((row) => recordOf(row)), limit!);
+  return { items, nextCursor: hasMore ? cursorOf(byId, cursors, items.at(-1)!) : null };
+}
+
+/** Changes the fields given; absent ones keep their value. */
+export async function updateEndpoint(
+  em: EntityManager,
+  settings: WebhookSettings,
+  owner: EndpointOwner,
+  id: string,
+  input: EndpointFields,
+): Promise<EndpointRecord> {
+  const fields = await checkFields(settings, input, false);
+  const endpoint = await mustFind(em, owner, id);
+  if (fields.url !== undefined) endpoint.url = fields.url;
+  if (fields.events !== undefined) endpoint.eventTypes = fields.events;
+  if (fields.description !== undefined) endpoint.description = fields.description;
+  if (fields.enabled !== undefined) endpoint.enabled = fields.enabled;
+  await em.flush();
+  return recordOf(endpoint);
+}
+
+/** Deletes the endpoint; its deliveries not yet made go with it. */
+export async function deleteEndpoint(em: EntityManager, owner: EndpointOwner, id: string): Promise<string> {
+  const endpoint = await mustFind(em, owner, id);
+  await em.remove(endpoint).flush();
+  return id;
+}
+
+/**
+ * Gives the endpoint a new signing secret, shown in this answer only. For `overlapS` seconds the old
+ * secret keeps signing beside it, so receivers can switch without missing a delivery; 0 retires it at once.
+ */
+export async function rotateEndpointSecret(
+  em: EntityManager,
+  settings: WebhookSettings,
+  owner: EndpointOwner,
+  id: string,
+  overlapS: number | null | undefined,
+): Promise<EndpointRecord> {
+  const check = new InputCheck();
+  const overlap = overlapS ?? ROTATION_OVERLAP_S.default;
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap > ROTATION_OVERLAP_S.max) {
+    check.fail('overlapSeconds', `must be a whole number of seconds from 0 to ${ROTATION_OVERLAP_S.max}`);
+  }
+  check.done();
+  const endpoint = await mustFind(em, owner, id);
+  const secret = newSigningSecret();
+  endpoint.previousSecret = overlap > 0 ? endpoint.secret : null;
+  endpoint.previousSecretExpiresAt = overlap > 0 ? new Date(Date.now() + overlap * 1000) : null;
+  endpoint.secret = settings.box.seal(secret, id);
+  await em.flush();
+  return recordOf(endpoint, secret);
+}

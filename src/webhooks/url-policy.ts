@@ -1,0 +1,123 @@
+// Which URLs may receive webhooks: the guard against server-side request forgery, at registration
+// and again before every delivery. A URL is refused when its host is, or resolves to, any address
+// that is not global unicast (loopback, private, link-local, unique-local, CGNAT, multicast,
+// unspecified, reserved, cloud metadata, and IPv6 forms that carry an IPv4 address), in any spelling:
+// the WHATWG URL parser turns decimal, octal, hex and short IPv4 forms into dotted quads first, and
+// ipaddr.js classifies what is left. Exceptions (a receiver on 127.0.0.1 in tests) are listed by name.
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+
+export const WEBHOOK_URL_MAX_LENGTH = 2048;
+/** Longest wait for the resolver; a host that does not answer in time is refused. */
+const RESOLVE_TIMEOUT_MS = 5000;
+
+export interface UrlPolicy {
+  /** Plain http allowed (development), or https only (production). */
+  allowHttp: boolean;
+  /** Host names and addresses exempt from the address checks, lowercase, IPv6 without brackets. */
+  allowedHosts: readonly string[];
+}
+
+/** How ipaddr.js names each range that is refused, as an error says it. */
+const RANGE_NAMES: Record<string, string> = {
+  unspecified: 'an unspecified address',
+  broadcast: 'a broadcast address',
+  multicast: 'a multicast address',
+  linkLocal: 'a link-local address (cloud metadata services live there)',
+  loopback: 'a loopback address',
+  carrierGradeNat: 'a carrier-grade NAT address',
+  private: 'a private address',
+  reserved: 'a reserved address',
+  uniqueLocal: 'a unique-local address',
+  rfc6052: 'a NAT64 address (it carries an IPv4 address)',
+  '6to4': 'a 6to4 address (it carries an IPv4 address)',
+  teredo: 'a Teredo address (it carries an IPv4 address)',
+  discard: 'a discard-only address',
+};
+
+/** Names that never resolve to the public internet, refused without asking a resolver. */
+const LOCAL_NAMES = [/^localhost$/, /\.localhost$/, /^metadata\.google\.internal$/, /^metadata\.goog$/];
+
+/** Why `address` may not receive webhooks, or undefined when it is global unicast. */
+export function addressRefusal(text: string): string | undefined {
+  let address = ipaddr.parse(text);
+  if (address.kind() === 'ipv6') {
+    const v6 = address as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) address = v6.toIPv4Address();
+    // IPv4-compatible (::a.b.c.d, deprecated): ipaddr.js counts these as unicast.
+    else if (v6.parts.slice(0, 6).every((part) => part === 0)) return `${text} is an IPv4-compatible address (it carries an IPv4 address)`;
+  }
+  const range = address.range();
+  if (range === 'unicast') return undefined;
+  return `${text} is ${RANGE_NAMES[range] ?? `not a public address (${range})`}`;
+}
+
+export type Resolve = (host: string) => Promise<string[]>;
+
+/** The addresses a host name resolves to, waiting at most RESOLVE_TIMEOUT_MS. */
+export const resolveHost: Resolve = async (host) => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('timeout')), RESOLVE_TIMEOUT_MS);
+  });
+  try {
+    const found = await Promise.race([lookup(host, { all: true, verbatim: true }), late]);
+    return found.map((entry) => entry.address);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/** The host of a parsed URL as the checks see it: lowercase, IPv6 without brackets. */
+export function hostOf(url: URL): string {
+  return url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+}
+
+/** What is wrong with `raw` as a webhook URL, without looking its host up; or the parsed URL. */
+export function checkUrlForm(raw: string, policy: UrlPolicy): { refusal: string } | { url: URL } {
+  if (raw.length > WEBHOOK_URL_MAX_LENGTH) return { refusal: `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters (got ${raw.length})` };
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { refusal: 'must be an absolute URL like https://example.com/webhooks' };
+  }
+  const schemes = policy.allowHttp ? ['https:', 'http:'] : ['https:'];
+  if (!schemes.includes(url.protocol)) {
+    return { refusal: policy.allowHttp ? 'must use https or http' : 'must use https (plain http is allowed only outside production)' };
+  }
+  if (url.username || url.password) return { refusal: 'must not contain credentials (user:password@); authenticate receivers by the signature' };
+  if (url.hash) return { refusal: 'must not contain a fragment (#…): it is never sent to the receiver' };
+  const host = hostOf(url);
+  if (policy.allowedHosts.includes(host)) return { url };
+  if (ipaddr.isValid(host)) {
+    const refusal = addressRefusal(host);
+    return refusal ? { refusal: `must not point at ${refusal}` } : { url };
+  }
+  if (LOCAL_NAMES.some((pattern) => pattern.test(host))) return { refusal: `must not point at ${host}, a local or metadata name` };
+  return { url };
+}
+
+/**
+ * Why `raw` may not receive webhooks, or undefined when it may: its form, then every address its
+ * host resolves to.
+ */
+export async function urlRefusal(raw: string, policy: UrlPolicy, resolve: Resolve = resolveHost): Promise<string | undefined> {
+  const form = checkUrlForm(raw, policy);
+  if ('refusal' in form) return form.refusal;
+  const host = hostOf(form.url);
+  if (policy.allowedHosts.includes(host) || ipaddr.isValid(host)) return undefined;
+  let addresses: string[];
+  try {
+    addresses = await resolve(host);
+  } catch (error) {
+    const timedOut = error instanceof Error && error.message === 'timeout';
+    return timedOut ? `host ${host} could not be resolved in time` : `host ${host} does not resolve to an address`;
+  }
+  if (addresses.length === 0) return `host ${host} does not resolve to an address`;
+  for (const address of addresses) {
+    const refusal = addressRefusal(address);
+    if (refusal) return `must not point at ${host}, which resolves to ${refusal}`;
+  }
+  return undefined;
+}

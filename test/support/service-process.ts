@@ -1,0 +1,44 @@
+// The service itself (`node src/main.ts api`) as a child process on a test's database, for tests
+// that must see it die (a crash at a failpoint) and come back.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { TEST_PEPPER } from './server.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface ServiceProcess {
+  url: string;
+  /** How the process ended: its signal or exit code. */
+  exited: Promise<NodeJS.Signals | number | null>;
+  stop(): void;
+}
+
+/** Starts the service on `databaseUrl` with these failpoints armed; resolves once it listens. */
+export async function startServiceProcess(databaseUrl: string, dataDir: string, failpoints: string): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['src/main.ts', 'api'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      API_KEY_PEPPER: TEST_PEPPER,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      NODE_ENV: 'development',
+      PORTICO_FAILPOINTS: failpoints,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
+  let output = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      const listening = /"port":(\d+)/.exec(output);
+      if (listening) resolve(Number(listening[1]));
+    });
+    void exited.then((how) => reject(new Error(`the service exited (${String(how)}) before listening: ${output}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, exited, stop: () => child.kill('SIGTERM') };
+}
