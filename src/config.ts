@@ -216,7 +216,10 @@ function hostList(env: Env, name: string): string[] {
   const raw = env[name]?.trim();
   if (!raw) return [];
   return raw.split(',').map((entry) => {
-    const host = entry.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+    const host = entry
+      .trim()
+      .toLowerCase()
+      .replace(/^\[(.*)\]$/, '$1');
     if (!/^[a-z0-9.:-]+$/.test(host)) {
       throw new ConfigError(`${name} must be a comma-separated list of host names or IP addresses (got "${entry.trim()}").`);
     }

@@ -130,7 +130,10 @@ export function createApp(dependencies: AppDependencies): App {
       });
       const reads = sql.until(initial.deadline);
       // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- `em` is defined on the initial context just above
-      return { sql: reads, cursors, loaders: createLoaders(reads), auth, rateLimit, webhooks } as Omit<GraphQLContext, 'em'> as GraphQLContext;
+      return { sql: reads, cursors, loaders: createLoaders(reads), auth, rateLimit, webhooks } as Omit<
+        GraphQLContext,
+        'em'
+      > as GraphQLContext;
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: guardHooks(

@@ -15,12 +15,7 @@ export interface Keyset<T> {
 }
 
 /** The position after which a page starts, as bind values (sort key, id); `field` names the argument in errors. */
-export function positionAfter<T>(
-  keyset: Keyset<T>,
-  cursors: CursorCodec,
-  cursor: string,
-  field: string,
-): [Date | string | number, string] {
+export function positionAfter<T>(keyset: Keyset<T>, cursors: CursorCodec, cursor: string, field: string): [Date | string | number, string] {
   const [key, id] = cursors.decode(keyset.scope, cursor, field);
   if (typeof id === 'string') {
     if (keyset.keyType === 'time' && typeof key === 'number') return [new Date(key), id];

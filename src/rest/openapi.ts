@@ -21,9 +21,7 @@ import type { ServerPlugin } from '../plugins/server-context.ts';
 
 type Json = Record<string, unknown>;
 
-const ID_PATTERN = Object.fromEntries(
-  Object.entries(ID_PREFIXES).map(([kind, prefix]) => [kind, `^${prefix}_[0-7][0-9a-hjkmnp-tv-z]{25}$`]),
-) as Record<IdKind, string>;
+const idPattern = (kind: IdKind) => `^${ID_PREFIXES[kind]}_[0-7][0-9a-hjkmnp-tv-z]{25}$`;
 const EXAMPLE_USER_ID = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
 const EXAMPLE_ORDER_ID = 'ord_01jd3x5kq2f6r0w8c4n1y7s9ta';
 const EXAMPLE_EVENT_ID = 'evt_01jd3x5kq3a0b4c8d2e6f0g4h8';
@@ -38,16 +36,16 @@ const CUSTOM_SCALARS = {
 
 /** Constraints the services enforce, stated for clients; keyed by resource and field. */
 const FIELD_RULES: Record<string, Json> = {
-  'User.id': { pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
+  'User.id': { pattern: idPattern('user'), example: EXAMPLE_USER_ID },
   'User.name': { minLength: 1, maxLength: NAME_MAX_LENGTH, example: 'Ada Lovelace' },
   'User.email': { format: 'email', maxLength: EMAIL_MAX_LENGTH, example: 'ada@example.com' },
-  'Order.id': { pattern: ID_PATTERN.order, example: EXAMPLE_ORDER_ID },
-  'Order.userId': { pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
+  'Order.id': { pattern: idPattern('order'), example: EXAMPLE_ORDER_ID },
+  'Order.userId': { pattern: idPattern('user'), example: EXAMPLE_USER_ID },
   'Order.total': { minimum: 0, maximum: TOTAL_MAX, example: 1999 },
   'Order.status': { enum: [...ORDER_STATUSES], example: 'pending' },
-  'Event.id': { pattern: ID_PATTERN.event, example: EXAMPLE_EVENT_ID },
+  'Event.id': { pattern: idPattern('event'), example: EXAMPLE_EVENT_ID },
   'Event.type': { enum: [...EVENT_TYPE_NAMES, PING], example: 'order.created' },
-  'WebhookEndpoint.id': { pattern: ID_PATTERN.webhookEndpoint, example: EXAMPLE_ENDPOINT_ID },
+  'WebhookEndpoint.id': { pattern: idPattern('webhookEndpoint'), example: EXAMPLE_ENDPOINT_ID },
   'WebhookEndpoint.url': { format: 'uri', maxLength: WEBHOOK_URL_MAX_LENGTH, example: 'https://example.com/webhooks/portico' },
   'WebhookEndpoint.description': { maxLength: DESCRIPTION_MAX_LENGTH, example: 'Order fulfilment' },
   'WebhookEndpoint.secret': { pattern: '^whsec_[A-Za-z0-9+/]{43}=$' },
@@ -66,15 +64,15 @@ const RESOURCE_OF_INPUT: Record<string, string> = {
 
 /** Query and path parameters, by their REST names. */
 const PARAMETER_RULES: Record<string, Json> = {
-  user_id: { type: 'string', pattern: ID_PATTERN.user, example: EXAMPLE_USER_ID },
-  order_id: { type: 'string', pattern: ID_PATTERN.order, example: EXAMPLE_ORDER_ID },
-  event_id: { type: 'string', pattern: ID_PATTERN.event, example: EXAMPLE_EVENT_ID },
-  endpoint_id: { type: 'string', pattern: ID_PATTERN.webhookEndpoint, example: EXAMPLE_ENDPOINT_ID },
+  user_id: { type: 'string', pattern: idPattern('user'), example: EXAMPLE_USER_ID },
+  order_id: { type: 'string', pattern: idPattern('order'), example: EXAMPLE_ORDER_ID },
+  event_id: { type: 'string', pattern: idPattern('event'), example: EXAMPLE_EVENT_ID },
+  endpoint_id: { type: 'string', pattern: idPattern('webhookEndpoint'), example: EXAMPLE_ENDPOINT_ID },
   type: { type: 'string', enum: EVENT_TYPE_NAMES.map(enumNameOf) },
   limit: { type: 'integer', minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
   // No examples for the alternative paging styles: documentation tools would send them together.
   page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX },
-  after_id: { type: 'string', pattern: ID_PATTERN.user },
+  after_id: { type: 'string', pattern: idPattern('user') },
   cursor: { type: 'string', maxLength: 512 },
   sort: { type: 'string', enum: [...USER_SORTS], default: 'createdAt' },
 };

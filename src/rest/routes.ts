@@ -211,7 +211,7 @@ export const ROUTES: readonly RestRoute[] = [
     status: 204,
     operationId: 'deleteWebhookEndpoint',
     summary: 'Delete a webhook endpoint',
-    description: 'Deletes the endpoint; its deliveries not yet made go with it. 404 when there is none, or it is another API key\'s.',
+    description: "Deletes the endpoint; its deliveries not yet made go with it. 404 when there is none, or it is another API key's.",
     tag: 'Webhook endpoints',
   },
   {

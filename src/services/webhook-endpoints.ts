@@ -220,7 +220,10 @@ export async function listEndpoints(
     { ...(owner.admin ? {} : { ownerKeyId: owner.lineageId }), ...(after === undefined ? {} : { id: { $gt: after } }) },
     { orderBy: { id: 'asc' }, limit: limit! + 1 },
   );
-  const { items, hasMore } = pageOf(rows.map((row) => recordOf(row)), limit!);
+  const { items, hasMore } = pageOf(
+    rows.map((row) => recordOf(row)),
+    limit!,
+  );
   return { items, nextCursor: hasMore ? cursorOf(byId, cursors, items.at(-1)!) : null };
 }
 

@@ -8,7 +8,7 @@ export const EVENT_TYPES = {
   'order.created': 'An order was placed.',
 } as const;
 export type EventType = keyof typeof EVENT_TYPES;
-export const EVENT_TYPE_NAMES = Object.keys(EVENT_TYPES) as EventType[];
+export const EVENT_TYPE_NAMES: readonly EventType[] = Object.keys(EVENT_TYPES).filter((name): name is EventType => name in EVENT_TYPES);
 
 /**
  * Queued for one endpoint alone when it is registered, so its owner sees it receive; `data.object` is

@@ -38,18 +38,17 @@ const RANGE_NAMES: Record<string, string> = {
 /** Names that never resolve to the public internet, refused without asking a resolver. */
 const LOCAL_NAMES = [/^localhost$/, /\.localhost$/, /^metadata\.google\.internal$/, /^metadata\.goog$/];
 
-/** Why `address` may not receive webhooks, or undefined when it is global unicast. */
+/** What `address` is when it may not receive webhooks ("a loopback address"), or undefined when it is global unicast. */
 export function addressRefusal(text: string): string | undefined {
-  let address = ipaddr.parse(text);
-  if (address.kind() === 'ipv6') {
-    const v6 = address as ipaddr.IPv6;
-    if (v6.isIPv4MappedAddress()) address = v6.toIPv4Address();
-    // IPv4-compatible (::a.b.c.d, deprecated): ipaddr.js counts these as unicast.
-    else if (v6.parts.slice(0, 6).every((part) => part === 0)) return `${text} is an IPv4-compatible address (it carries an IPv4 address)`;
-  }
+  // `process` turns an IPv4-mapped IPv6 address into the IPv4 address it carries.
+  const address = ipaddr.process(text);
   const range = address.range();
-  if (range === 'unicast') return undefined;
-  return `${text} is ${RANGE_NAMES[range] ?? `not a public address (${range})`}`;
+  if (range !== 'unicast') return RANGE_NAMES[range] ?? `not a public address (${range})`;
+  // IPv4-compatible (::a.b.c.d, deprecated): ipaddr.js counts these as unicast.
+  if (address instanceof ipaddr.IPv6 && address.parts.slice(0, 6).every((part) => part === 0)) {
+    return 'an IPv4-compatible address (it carries an IPv4 address)';
+  }
+  return undefined;
 }
 
 export type Resolve = (host: string) => Promise<string[]>;
@@ -86,13 +85,14 @@ export function checkUrlForm(raw: string, policy: UrlPolicy): { refusal: string 
   if (!schemes.includes(url.protocol)) {
     return { refusal: policy.allowHttp ? 'must use https or http' : 'must use https (plain http is allowed only outside production)' };
   }
-  if (url.username || url.password) return { refusal: 'must not contain credentials (user:password@); authenticate receivers by the signature' };
+  if (url.username || url.password)
+    return { refusal: 'must not contain credentials (user:password@); authenticate receivers by the signature' };
   if (url.hash) return { refusal: 'must not contain a fragment (#…): it is never sent to the receiver' };
   const host = hostOf(url);
   if (policy.allowedHosts.includes(host)) return { url };
   if (ipaddr.isValid(host)) {
     const refusal = addressRefusal(host);
-    return refusal ? { refusal: `must not point at ${refusal}` } : { url };
+    return refusal ? { refusal: `must not point at ${host}, ${refusal}` } : { url };
   }
   if (LOCAL_NAMES.some((pattern) => pattern.test(host))) return { refusal: `must not point at ${host}, a local or metadata name` };
   return { url };
@@ -117,7 +117,7 @@ export async function urlRefusal(raw: string, policy: UrlPolicy, resolve: Resolv
   if (addresses.length === 0) return `host ${host} does not resolve to an address`;
   for (const address of addresses) {
     const refusal = addressRefusal(address);
-    if (refusal) return `must not point at ${host}, which resolves to ${refusal}`;
+    if (refusal) return `must not point at ${host}, which resolves to ${address}, ${refusal}`;
   }
   return undefined;
 }

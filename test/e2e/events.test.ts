@@ -46,13 +46,11 @@ async function createUser(name = 'Ada Lovelace'): Promise<User> {
 
 /** The events recorded about one resource, oldest first, straight from the table. */
 async function eventsAbout(id: string): Promise<Event[]> {
-  return server.orm.em
-    .fork()
-    .execute<Event[]>(
-      `select id, type, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt", data
+  return server.orm.em.fork().execute<Event[]>(
+    `select id, type, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as "createdAt", data
        from events where data->'object'->>'id' = ? order by id`,
-      [id],
-    );
+    [id],
+  );
 }
 
 async function count(sql: string, values: unknown[] = []): Promise<number> {
@@ -122,7 +120,10 @@ describe('every change commits with its event', () => {
     expectProblem(await rest(server, 'DELETE', `/users/${missing}`), 404, 'not-found', `/users/${missing}`);
     const other = await createUser();
     expectProblem(
-      await rest(server, 'PATCH', `/users/${other.id}`, { json: { email: taken.toUpperCase() }, contentType: 'application/merge-patch+json' }),
+      await rest(server, 'PATCH', `/users/${other.id}`, {
+        json: { email: taken.toUpperCase() },
+        contentType: 'application/merge-patch+json',
+      }),
       409,
       'conflict',
       `/users/${other.id}`,
@@ -314,9 +315,10 @@ describe('retention', () => {
   it('deletes events (and their deliveries) older than EVENT_RETENTION, in batches, and keeps the rest', async () => {
     const em = server.orm.em.fork();
     const old = idAt('event', new Date(Date.now() - 40 * 86_400_000), 0);
-    await em.execute(`insert into events (id, type, created_at, data) values (?, 'user.created', now() - interval '40 days', '{"object":{}}')`, [
-      old,
-    ]);
+    await em.execute(
+      `insert into events (id, type, created_at, data) values (?, 'user.created', now() - interval '40 days', '{"object":{}}')`,
+      [old],
+    );
     const recent = (await eventsAbout((await createUser()).id))[0]!.id;
     expect(await purgeOldEvents(server.orm.em.fork(), 30 * 86_400_000)).toBeGreaterThanOrEqual(1);
     expect(await count(`select 1 from events where id = ?`, [old])).toBe(0);

@@ -1,16 +1,16 @@
 // Events: the feed of every recorded change (a Relay connection, and the page REST serves), one event
 // by id, and the enum of event types.
-import { EVENT_TYPES, EVENT_TYPE_NAMES, PING, enumNameOf, type EventType } from '../../webhooks/event-types.ts';
+import { EVENT_TYPES, EVENT_TYPE_NAMES, PING, enumNameOf } from '../../webhooks/event-types.ts';
 import { findEvent, listEvents, type EventRecord } from '../../services/events.ts';
 import { PAGE_SIZE } from '../../services/limits.ts';
 import { builder } from '../builder.ts';
 
 export const EventTypeRef = builder.enumType('EventType', {
   description:
-    'The kinds of event. Events and webhooks name them as written in each value\'s description (e.g. `user.created`), as the `type` of an event.',
+    "The kinds of event. Events and webhooks name them as written in each value's description (e.g. `user.created`), as the `type` of an event.",
   values: Object.fromEntries(
     EVENT_TYPE_NAMES.map((type) => [enumNameOf(type), { value: type, description: `\`${type}\`: ${EVENT_TYPES[type]}` }]),
-  ) as Record<string, { value: EventType; description: string }>,
+  ),
 });
 
 const TYPES = EVENT_TYPE_NAMES.map((type) => `\`${type}\``).join(', ');
@@ -18,7 +18,7 @@ const TYPES = EVENT_TYPE_NAMES.map((type) => `\`${type}\``).join(', ');
 const EventRef = builder.objectRef<EventRecord>('Event').implement({
   description: 'A change to a resource, recorded in the same transaction as the change. Webhooks deliver exactly this.',
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Opaque, prefixed `evt_`; the receivers\' deduplication key.' }),
+    id: t.exposeID('id', { description: "Opaque, prefixed `evt_`; the receivers' deduplication key." }),
     type: t.exposeString('type', { description: `One of ${TYPES} (and \`${PING}\` in webhooks only).` }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     data: t.expose('data', {

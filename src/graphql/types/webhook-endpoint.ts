@@ -109,7 +109,8 @@ builder.mutationFields((t) => ({
   createWebhookEndpoint: t.field({
     authScopes: MANAGE,
     type: WebhookEndpointRef,
-    description: 'Registers a URL to receive events and queues a `ping` event for it alone. The answer holds the signing secret: the only time it is shown.',
+    description:
+      'Registers a URL to receive events and queues a `ping` event for it alone. The answer holds the signing secret: the only time it is shown.',
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
     resolve: (_root, args, ctx) => createEndpoint(ctx.em, ctx.webhooks, ownerOf(ctx), args.input),
   }),
@@ -131,7 +132,6 @@ builder.mutationFields((t) => ({
     type: WebhookEndpointRef,
     description: 'Gives the endpoint a new signing secret, shown in this answer only; the old one keeps signing beside it for the overlap.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: RotateWebhookEndpointSecretInput }) },
-    resolve: (_root, args, ctx) =>
-      rotateEndpointSecret(ctx.em, ctx.webhooks, ownerOf(ctx), String(args.id), args.input?.overlapSeconds),
+    resolve: (_root, args, ctx) => rotateEndpointSecret(ctx.em, ctx.webhooks, ownerOf(ctx), String(args.id), args.input?.overlapSeconds),
   }),
 }));
