@@ -15,7 +15,15 @@ const PEPPER = 'a-pepper-of-at-least-thirty-two-characters';
 
 function run(script: string, args: string[], databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', API_KEY_PEPPER: PEPPER };
+    // Every secret given, so no command writes one into the working copy's data folder.
+    const env = {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      LOG_LEVEL: 'warn',
+      API_KEY_PEPPER: PEPPER,
+      CURSOR_SECRET: 'a-cursor-secret-of-at-least-thirty-two-characters',
+      WEBHOOK_SECRET_KEY: 'a-webhook-key-of-at-least-thirty-two-characters',
+    };
     const child = spawn(process.execPath, [script, ...args], { env });
     let stdout = '';
     let stderr = '';
@@ -187,6 +195,97 @@ describe('npm run keys', () => {
     expect(invalid.stderr).toContain('"root" is not one of');
     const unknown = await run('src/cli/keys.ts', ['revoke', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m'], database.url);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m.']);
+  });
+});
+
+describe('npm run webhooks', () => {
+  interface Listed {
+    id: string;
+    url: string;
+    events: string[] | null;
+    enabled: boolean;
+    secret?: string;
+    previousSecretExpiresAt: string | null;
+  }
+
+  it('creates, lists, updates, rotates and deletes endpoints, showing each secret once', async () => {
+    const database = await createTestDatabase();
+    drops.push(database.drop);
+    const keys = (...args: string[]) => run('src/cli/keys.ts', args, database.url);
+    const webhooks = (...args: string[]) => run('src/cli/webhooks.ts', args, database.url);
+    const key = JSON.parse((await keys('create', '--name', 'Shop', '--scopes', 'webhooks:manage', '--json')).stdout) as { id: string };
+
+    const created = await webhooks(
+      'create',
+      '--key',
+      key.id,
+      '--url',
+      'https://93.184.216.34/hooks',
+      '--events',
+      'order.created,USER_DELETED',
+      '--json',
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const endpoint = JSON.parse(created.stdout) as Listed;
+    expect(endpoint).toMatchObject({ url: 'https://93.184.216.34/hooks', events: ['ORDER_CREATED', 'USER_DELETED'], enabled: true });
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    const [ping] = await query<{ type: string }>(
+      database.url,
+      `select e.type from webhook_deliveries d join events e on e.id = d.event_id where d.endpoint_id = '${endpoint.id}'`,
+    );
+    expect(ping).toEqual({ type: 'ping' });
+
+    const updated = await webhooks('update', endpoint.id, '--events', 'all', '--disable', '--json');
+    expect(updated.code, updated.stderr).toBe(0);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ events: null, enabled: false });
+
+    const rotated = await webhooks('rotate', endpoint.id, '--overlap', '1h', '--json');
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const after = JSON.parse(rotated.stdout) as Listed;
+    expect(after.secret).toMatch(/^whsec_/);
+    expect(after.secret).not.toBe(endpoint.secret);
+    expect(Date.parse(after.previousSecretExpiresAt!)).toBeLessThanOrEqual(Date.now() + 3_600_000);
+
+    const listed = await webhooks('list', '--key', key.id, '--json');
+    expect((JSON.parse(listed.stdout) as Listed[]).map((e) => [e.id, e.secret])).toEqual([[endpoint.id, undefined]]);
+    const human = await webhooks('list');
+    expect(human.stdout).toContain(`${endpoint.id}  disabled  https://93.184.216.34/hooks  [all events]`);
+    expect(human.stdout).not.toContain('whsec_');
+
+    expect((await webhooks('delete', endpoint.id)).code).toBe(0);
+    expect((await webhooks('list')).stdout.trim()).toBe('no webhook endpoints');
+  });
+
+  it('explains what is wrong with a command', async () => {
+    const database = await createTestDatabase();
+    drops.push(database.drop);
+    for (const args of [
+      [],
+      ['bogus'],
+      ['create', '--url', 'https://93.184.216.34/'],
+      ['rotate'],
+      ['rotate', 'wep_x', '--overlap', 'soon'],
+    ]) {
+      const result = await run('src/cli/webhooks.ts', args, database.url);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('usage: npm run webhooks');
+    }
+    const unknownKey = await run(
+      'src/cli/webhooks.ts',
+      ['create', '--key', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m', '--url', 'https://93.184.216.34/'],
+      database.url,
+    );
+    expect([unknownKey.code, unknownKey.stderr]).toEqual([
+      1,
+      match.stringContaining('No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m'),
+    ]);
+    const key = JSON.parse(
+      (await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'webhooks:manage', '--json'], database.url)).stdout,
+    ) as {
+      id: string;
+    };
+    const hostile = await run('src/cli/webhooks.ts', ['create', '--key', key.id, '--url', 'http://169.254.169.254/'], database.url);
+    expect([hostile.code, hostile.stderr]).toEqual([1, match.stringContaining('link-local')]);
   });
 });
 
