@@ -340,6 +340,7 @@ try {
     // Every server runs as in production (graphql-js, among others, checks less in that mode).
     NODE_ENV: 'production',
     CURSOR_SECRET: randomBytes(32).toString('hex'),
+    WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'),
     JWT_SECRET: randomBytes(32).toString('hex'),
     JWT_ISSUER: 'portico-bench',
     JWT_AUDIENCE: 'portico',
@@ -348,7 +349,7 @@ try {
     // The flood must reach key verification, not stop at the per-address limit.
     RATE_LIMIT_UNIDENTIFIED: '1000000000',
   };
-  const migrated = spawnSync(process.execPath, ['src/cli/db.ts', 'migrate'], { cwd: ROOT, env, stdio: 'ignore' });
+  const migrated = spawnSync(process.execPath, ['src/cli/db.ts', 'migrate'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
   if (migrated.status !== 0) throw new Error('migrating the benchmark database failed');
   const apiKey = issueKey(env);
   const seedStarted = performance.now();

@@ -2,7 +2,7 @@
 //   create --name NAME --scopes a,b [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
 //   list [--json]            rotate ID [--grace 24h] [--json]            revoke ID [--json]
 //   usage ID [--days 30] [--json]
-import { parseArgs } from 'node:util';
+import { commandLine, usageError } from './command-line.ts';
 import type { ApiKey } from '../db/entities/index.ts';
 import { DomainError } from '../errors.ts';
 import { resolveSecret } from '../secrets.ts';
@@ -10,38 +10,12 @@ import { usageOfApiKey } from '../services/api-key-usage.ts';
 import { SCOPES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../services/api-keys.ts';
 import { exitWithStartupFailure, start } from '../startup.ts';
 import { parseDuration } from '../duration.ts';
-import { messageOf } from '../guards.ts';
 
 const USAGE = `usage: npm run keys -- create --name NAME --scopes ${SCOPES.join(',')} [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
        npm run keys -- list [--json]
        npm run keys -- rotate KEY_ID [--grace 24h] [--json]
        npm run keys -- revoke KEY_ID [--json]
        npm run keys -- usage KEY_ID [--days 30] [--json]`;
-
-function fail(message: string): never {
-  process.stderr.write(`${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-function parse() {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        name: { type: 'string' },
-        scopes: { type: 'string' },
-        'allow-ip': { type: 'string', multiple: true },
-        expires: { type: 'string' },
-        'rate-limit': { type: 'string' },
-        grace: { type: 'string', default: '24h' },
-        days: { type: 'string', default: '30' },
-        json: { type: 'boolean', default: false },
-      },
-    });
-  } catch (error) {
-    fail(messageOf(error));
-  }
-}
 
 /** A key as listed: never its secret, only the public prefix. */
 function describe(key: ApiKey) {
@@ -60,7 +34,20 @@ function describe(key: ApiKey) {
   };
 }
 
-const { values, positionals } = parse();
+function fail(message: string): never {
+  return usageError(USAGE, message);
+}
+
+const { values, positionals } = commandLine(USAGE, {
+  name: { type: 'string' },
+  scopes: { type: 'string' },
+  'allow-ip': { type: 'string', multiple: true },
+  expires: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  grace: { type: 'string', default: '24h' },
+  days: { type: 'string', default: '30' },
+  json: { type: 'boolean', default: false },
+});
 const [command, id] = positionals;
 if (!command || !['create', 'list', 'rotate', 'revoke', 'usage'].includes(command)) {
   fail(command ? `unknown command "${command}"` : 'a command is required');

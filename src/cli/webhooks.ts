@@ -3,7 +3,7 @@
 //   create --key KEY_ID --url URL [--events user.created,order.created] [--description TEXT] [--json]
 //   list [--key KEY_ID] [--json]      update ID [--url URL] [--events a,b|all] [--description TEXT] [--enable|--disable] [--json]
 //   rotate ID [--overlap 24h] [--json]      delete ID [--json]
-import { parseArgs } from 'node:util';
+import { commandLine, usageError } from './command-line.ts';
 import { ApiKey } from '../db/entities/index.ts';
 import { DomainError, NotFoundError } from '../errors.ts';
 import { CursorCodec } from '../pagination/cursor.ts';
@@ -21,7 +21,6 @@ import {
 } from '../services/webhook-endpoints.ts';
 import { exitWithStartupFailure, start } from '../startup.ts';
 import { parseDuration } from '../duration.ts';
-import { messageOf } from '../guards.ts';
 import { EVENT_TYPE_NAMES } from '../webhooks/event-types.ts';
 
 const USAGE = `usage: npm run webhooks -- create --key KEY_ID --url URL [--events ${EVENT_TYPE_NAMES.join(',')}] [--description TEXT] [--json]
@@ -32,31 +31,6 @@ const USAGE = `usage: npm run webhooks -- create --key KEY_ID --url URL [--event
 
 const COMMANDS = ['create', 'list', 'update', 'rotate', 'delete'];
 
-function fail(message: string): never {
-  process.stderr.write(`${message}\n${USAGE}\n`);
-  process.exit(2);
-}
-
-function parse() {
-  try {
-    return parseArgs({
-      allowPositionals: true,
-      options: {
-        key: { type: 'string' },
-        url: { type: 'string' },
-        events: { type: 'string' },
-        description: { type: 'string' },
-        enable: { type: 'boolean' },
-        disable: { type: 'boolean' },
-        overlap: { type: 'string', default: '24h' },
-        json: { type: 'boolean', default: false },
-      },
-    });
-  } catch (error) {
-    fail(messageOf(error));
-  }
-}
-
 /** `--events`: event types as events name them (`user.created`) or as the API's enum does (`USER_CREATED`); `all` for every type. */
 function eventsOption(raw: string | undefined): string[] | null | undefined {
   if (raw === undefined) return undefined;
@@ -64,7 +38,20 @@ function eventsOption(raw: string | undefined): string[] | null | undefined {
   return raw.split(',').map((type) => type.trim().toLowerCase().replace('_', '.'));
 }
 
-const { values, positionals } = parse();
+function fail(message: string): never {
+  return usageError(USAGE, message);
+}
+
+const { values, positionals } = commandLine(USAGE, {
+  key: { type: 'string' },
+  url: { type: 'string' },
+  events: { type: 'string' },
+  description: { type: 'string' },
+  enable: { type: 'boolean' },
+  disable: { type: 'boolean' },
+  overlap: { type: 'string', default: '24h' },
+  json: { type: 'boolean', default: false },
+});
 const [command, id] = positionals;
 if (!command || !COMMANDS.includes(command)) fail(command ? `unknown command "${command}"` : 'a command is required');
 if (['update', 'rotate', 'delete'].includes(command) && !id) fail(`${command} needs the id of an endpoint (see \`webhooks list\`)`);

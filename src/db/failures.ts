@@ -48,3 +48,11 @@ export function databaseFailureOf(error: unknown, depth = 0): DatabaseFailure | 
   }
   return undefined;
 }
+
+/** The constraint (unique, foreign key, check) whose violation made a statement fail, if that is why. */
+export function violatedConstraint(error: unknown): string | undefined {
+  if (error === null || typeof error !== 'object') return undefined;
+  const code: unknown = Reflect.get(error, 'code');
+  const constraint: unknown = Reflect.get(error, 'constraint');
+  return typeof code === 'string' && code.startsWith('23') && typeof constraint === 'string' ? constraint : undefined;
+}

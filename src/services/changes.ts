@@ -1,5 +1,4 @@
 // Every change to a resource commits with its event (the transactional outbox, webhooks/outbox.ts).
-import { TransactionPropagation } from '@mikro-orm/core';
 import type { EntityManager } from '../db/orm.ts';
 import { crashAt, isArmed } from '../failpoints.ts';
 import type { EventType } from '../webhooks/event-types.ts';
@@ -16,17 +15,28 @@ export async function withEvent<T>(
   change: (tx: EntityManager) => Promise<T>,
   resource: (result: T) => Record<string, unknown>,
 ): Promise<T> {
-  const ownTransaction = !em.isInTransaction();
-  const result = await em.transactional(
-    async (tx) => {
-      const changed = await change(tx);
-      await recordEvent(tx, type, resource(changed));
-      if (isArmed('fail-after-event')) throw new Error('failpoint fail-after-event');
-      crashAt('crash-after-event');
-      return changed;
-    },
-    { propagation: TransactionPropagation.REQUIRED },
-  );
-  if (ownTransaction) crashAt('crash-after-event-commit');
+  const run = async () => {
+    const changed = await change(em);
+    await recordEvent(em, type, resource(changed));
+    if (isArmed('fail-after-event')) throw new Error('failpoint fail-after-event');
+    crashAt('crash-after-event');
+    return changed;
+  };
+  if (em.isInTransaction()) return run();
+  // The request's own unit of work opens the transaction: no fork of it (em.transactional forks one
+  // per call, which costs a write more than its extra statement).
+  await em.begin();
+  let result: T;
+  try {
+    result = await run();
+    await em.commit();
+  } catch (error) {
+    // A rollback fails only on a dead connection, and then PostgreSQL has rolled back already. What
+    // the change left in the unit of work was not written, so a later flush must not try it again.
+    await em.rollback().catch(() => undefined);
+    em.clear();
+    throw error;
+  }
+  crashAt('crash-after-event-commit');
   return result;
 }

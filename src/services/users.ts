@@ -3,6 +3,8 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
+import { violatedConstraint } from '../db/failures.ts';
+import { newId } from '../db/ids.ts';
 import { prepared, runPrepared } from '../db/prepared.ts';
 import {
   ORDER_TUPLE,
@@ -17,6 +19,7 @@ import { statement, type Sql, type Statement } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
+import { changeWithEvent, runChangeWithEvent } from '../webhooks/outbox.ts';
 import { withEvent } from './changes.ts';
 import { PAGE_SIZE } from './limits.ts';
 import { NEWEST_FIRST } from './orders.ts';
@@ -130,32 +133,42 @@ async function mustFind(em: EntityManager, id: string): Promise<User> {
   return user;
 }
 
+/** The unique index on lower(email). */
+const EMAIL_UNIQUE = 'users_email_lower_key';
+
+const emailTaken = (email: string) =>
+  new ConflictError(`A user with the email ${email} already exists (emails are compared case-insensitively).`);
+
 async function flushUnique(em: EntityManager, email: string): Promise<void> {
   try {
     await em.flush();
   } catch (error) {
-    if (error instanceof UniqueConstraintViolationException) {
-      throw new ConflictError(`A user with the email ${email} already exists (emails are compared case-insensitively).`);
-    }
+    if (error instanceof UniqueConstraintViolationException) throw emailTaken(email);
     throw error;
   }
 }
+
+/** A user, its event and its deliveries in one statement. */
+const CREATE_USER = changeWithEvent(
+  'create_user',
+  `created as (insert into users (id, name, email, created_at, updated_at) values ($1, $2, $3, $4, $4))`,
+  4,
+);
 
 export async function createUser(em: EntityManager, input: UserFields): Promise<UserRecord> {
   const check = new InputCheck();
   const name = check.name('name', input.name);
   const email = check.email('email', input.email);
   check.done();
-  return withEvent(
-    em,
-    'user.created',
-    async (tx) => {
-      const user = tx.create(User, { name: name!, email: email! });
-      await flushUnique(tx, email!);
-      return user;
-    },
-    userResource,
-  );
+  const createdAt = new Date();
+  const user: UserRecord = { id: newId('user'), name: name!, email: email!, createdAt, updatedAt: createdAt };
+  try {
+    await runChangeWithEvent(em, CREATE_USER, [user.id, user.name, user.email, createdAt], 'user.created', userResource(user));
+  } catch (error) {
+    if (violatedConstraint(error) === EMAIL_UNIQUE) throw emailTaken(user.email);
+    throw error;
+  }
+  return user;
 }
 
 /** Applies `changes` to the stored user and records the change as `user.updated`. */

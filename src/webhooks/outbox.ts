@@ -6,33 +6,60 @@ import type { EntityManager } from '../db/orm.ts';
 import { prepared, runPrepared } from '../db/prepared.ts';
 import { PING, type EventType } from './event-types.ts';
 
-const EVENT = `insert into events (id, type, created_at, data) values ($1, $2, $3, $4::jsonb) returning id, type`;
+/** The event, its id, type, time and data taken from four parameters starting at `$first`. */
+const event = (first: number) =>
+  `event as (insert into events (id, type, created_at, data) values ($${first}, $${first + 1}, $${first + 2}, $${first + 3}::jsonb) returning id, type)`;
 
-/** The event, and its fan-out to the endpoints subscribed to its type, in one statement. */
-const RECORD_EVENT = prepared(
-  'outbox_record_event',
-  `with event as (${EVENT})
-   insert into webhook_deliveries (event_id, endpoint_id)
+/** The fan-out: a delivery of the event for every enabled endpoint subscribed to its type. */
+const DELIVERIES = `insert into webhook_deliveries (event_id, endpoint_id)
    select event.id, endpoint.id from event
-   join webhook_endpoints endpoint on endpoint.enabled and (endpoint.event_types is null or event.type = any(endpoint.event_types))`,
-);
+   join webhook_endpoints endpoint on endpoint.enabled and (endpoint.event_types is null or event.type = any(endpoint.event_types))`;
+
+/** An event and its deliveries, in one statement. */
+const RECORD_EVENT = prepared('outbox_record_event', `with ${event(1)} ${DELIVERIES}`);
 
 /** A ping, delivered to one endpoint only. */
 const QUEUE_PING = prepared(
   'outbox_queue_ping',
-  `with event as (${EVENT}) insert into webhook_deliveries (event_id, endpoint_id) select event.id, $5 from event`,
+  `with ${event(1)} insert into webhook_deliveries (event_id, endpoint_id) select event.id, $5 from event`,
 );
 
-/** Records that `object` (as REST's GET shows it) underwent `type`, in `em`'s open transaction; returns the event id. */
+/** The parameters of an event: that `object` (as REST's GET shows it) underwent `type`, now. */
+function eventValues(type: string, object: Record<string, unknown>): [id: string, type: string, at: Date, data: string] {
+  return [newId('event'), type, new Date(), JSON.stringify({ object })];
+}
+
+/** Records the event in `em`'s open transaction; returns its id. */
 export async function recordEvent(em: EntityManager, type: EventType, object: Record<string, unknown>): Promise<string> {
-  const id = newId('event');
-  await runPrepared(em, RECORD_EVENT, [id, type, new Date(), JSON.stringify({ object })]);
-  return id;
+  const values = eventValues(type, object);
+  await runPrepared(em, RECORD_EVENT, values);
+  return values[0];
+}
+
+/**
+ * A statement that makes a change and records its event and deliveries at once: `change` is a
+ * common table expression (`name as (insert …)`) using parameters $1 to $`parameters`. One statement
+ * is atomic on its own, so a write whose whole result is known beforehand (a creation) needs no
+ * transaction of its own, and costs one round trip.
+ */
+export function changeWithEvent(name: string, change: string, parameters: number): string {
+  return prepared(name, `with ${change}, ${event(parameters + 1)} ${DELIVERIES}`);
+}
+
+/** Runs a `changeWithEvent` statement with the change's values and the event's. */
+export async function runChangeWithEvent(
+  em: EntityManager,
+  statement: string,
+  values: readonly unknown[],
+  type: EventType,
+  object: Record<string, unknown>,
+): Promise<void> {
+  await runPrepared(em, statement, [...values, ...eventValues(type, object)]);
 }
 
 /** Queues a ping for one endpoint, in `em`'s open transaction. */
 export async function queuePing(em: EntityManager, endpointId: string, endpoint: Record<string, unknown>): Promise<string> {
-  const id = newId('event');
-  await runPrepared(em, QUEUE_PING, [id, PING, new Date(), JSON.stringify({ object: endpoint }), endpointId]);
-  return id;
+  const values = eventValues(PING, endpoint);
+  await runPrepared(em, QUEUE_PING, [...values, endpointId]);
+  return values[0];
 }

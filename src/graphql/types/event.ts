@@ -4,6 +4,7 @@ import { EVENT_TYPES, EVENT_TYPE_NAMES, PING, enumNameOf } from '../../webhooks/
 import { findEvent, listEvents, type EventRecord } from '../../services/events.ts';
 import { PAGE_SIZE } from '../../services/limits.ts';
 import { builder } from '../builder.ts';
+import { connectionOf } from '../connection.ts';
 
 export const EventTypeRef = builder.enumType('EventType', {
   description:
@@ -38,22 +39,7 @@ builder.queryFields((t) => ({
     type: EventConnection,
     description: `${FEED} \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
     args: { first: t.arg.int(), after: t.arg.string(), type: t.arg({ type: EventTypeRef }) },
-    resolve: async (_root, args, ctx) => {
-      const page = await listEvents(ctx.sql, ctx.cursors, args);
-      return {
-        edges: page.items,
-        pageInfo: {
-          hasNextPage: page.hasNextPage,
-          hasPreviousPage: false,
-          get startCursor() {
-            return page.items[0]?.cursor ?? null;
-          },
-          get endCursor() {
-            return page.items.at(-1)?.cursor ?? null;
-          },
-        },
-      };
-    },
+    resolve: async (_root, args, ctx) => connectionOf(await listEvents(ctx.sql, ctx.cursors, args)),
   }),
   event: t.field({
     authScopes: { scope: 'webhooks:manage' },

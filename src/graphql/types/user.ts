@@ -4,6 +4,7 @@ import { PAGE_SIZE } from '../../services/limits.ts';
 import { assertObjectType, type GraphQLResolveInfo } from 'graphql';
 import { actsForEveryone } from '../acts-for.ts';
 import { builder } from '../builder.ts';
+import { connectionOf } from '../connection.ts';
 import type { GraphQLContext } from '../context.ts';
 import { argumentsBelow } from '../lookahead.ts';
 
@@ -54,21 +55,7 @@ builder.queryFields((t) => ({
       const ordersLimit = ordersToPrefetch(ctx, info);
       const page = await listUsers(ctx.sql, ctx.cursors, args, ordersLimit);
       if (page.latestOrders) ctx.loaders.prefetch(ordersLimit!, page.latestOrders);
-      return {
-        edges: page.items,
-        pageInfo: {
-          hasNextPage: page.hasNextPage,
-          // Paging is forward-only; the Relay spec lets forward paging report false here.
-          hasPreviousPage: false,
-          // Read (and so computed) only when selected.
-          get startCursor() {
-            return page.items[0]?.cursor ?? null;
-          },
-          get endCursor() {
-            return page.items.at(-1)?.cursor ?? null;
-          },
-        },
-      };
+      return connectionOf(page);
     },
   }),
 }));

@@ -1,0 +1,19 @@
+// A page as a Relay connection. Paging is forward-only; the Relay spec lets forward paging report
+// `hasPreviousPage: false`. The page's cursors are computed only when selected.
+import type { Page } from '../services/users.ts';
+
+export function connectionOf<T>(page: Page<T>) {
+  return {
+    edges: page.items,
+    pageInfo: {
+      hasNextPage: page.hasNextPage,
+      hasPreviousPage: false,
+      get startCursor() {
+        return page.items[0]?.cursor ?? null;
+      },
+      get endCursor() {
+        return page.items.at(-1)?.cursor ?? null;
+      },
+    },
+  };
+}
