@@ -1,7 +1,7 @@
 // Reads that need no managed entities go straight to node-postgres, on the ORM's own pool (so its
 // bounds and its failure handling apply): the SQL travels once per connection as a prepared
 // statement and its values as bind parameters, so PostgreSQL plans each statement once, and rows
-// come back as plain objects without the unit of work's bookkeeping. Writes stay with MikroORM.
+// come back as plain objects without the unit of work's bookkeeping. Writes go through MikroORM's connection (db/prepared.ts).
 import type pg from 'pg';
 import type { MikroORM } from './orm.ts';
 

@@ -1,5 +1,5 @@
-// Orders: creation (through the unit of work) and the bounded, newest-first lists of a user's orders
-// (plain SQL returning records).
+// Orders: creation (one statement with its event) and the bounded, newest-first lists of a user's
+// orders (plain SQL returning records).
 import { violatedConstraint } from '../db/failures.ts';
 import { newId } from '../db/ids.ts';
 import type { EntityManager } from '../db/orm.ts';

@@ -1,5 +1,6 @@
-// Users: the domain rules for reading and changing them. Reads are plain SQL returning records;
-// changes go through the unit of work.
+// Users: the domain rules for reading and changing them. Reads are plain SQL returning records; a
+// creation is one statement with its event; updates go through the unit of work, deletions are one
+// statement; each commits with its event.
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
