@@ -2,13 +2,11 @@
 //   create --name NAME --scopes a,b [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
 //   list [--json]            rotate ID [--grace 24h] [--json]            revoke ID [--json]
 //   usage ID [--days 30] [--json]
-import { commandLine, usageError } from './command-line.ts';
+import { commandLine, usageError, withDatabase } from './command-line.ts';
 import type { ApiKey } from '../db/entities/index.ts';
-import { DomainError } from '../errors.ts';
 import { resolveSecret } from '../secrets.ts';
 import { usageOfApiKey } from '../services/api-key-usage.ts';
 import { SCOPES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../services/api-keys.ts';
-import { exitWithStartupFailure, start } from '../startup.ts';
 import { parseDuration } from '../duration.ts';
 
 const USAGE = `usage: npm run keys -- create --name NAME --scopes ${SCOPES.join(',')} [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
@@ -63,59 +61,48 @@ if (command === 'create' && (!values.name || !values.scopes)) fail('create needs
 
 const print = (json: unknown, text: string) => process.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
 
-try {
-  const { config, db } = await start({ migrate: true, logLevel: 'warn' });
+await withDatabase(async ({ config, db }) => {
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
   const em = db.orm.em.fork();
-  try {
-    if (command === 'create') {
-      const rateLimit = values['rate-limit'] === undefined ? null : Number(values['rate-limit']);
-      const { key, secret } = await createApiKey(em, pepper, config.production ? 'live' : 'test', {
-        name: values.name!,
-        scopes: values.scopes!.split(','),
-        allowedCidrs: values['allow-ip'] ?? [],
-        expiresAt: expiresIn === undefined ? null : new Date(Date.now() + expiresIn),
-        rateLimitPerMinute: rateLimit,
-      });
-      print(
-        { ...describe(key), secret },
-        `created ${key.id} (${key.name})\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,
-      );
-    } else if (command === 'list') {
-      const keys = (await listApiKeys(em)).map(describe);
-      const state = (k: ReturnType<typeof describe>) =>
-        k.revokedAt ? 'revoked' : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? 'expired' : 'active';
-      print(
-        keys,
-        keys.length === 0
-          ? 'no keys'
-          : keys.map((k) => `${k.id}  ${k.key.padEnd(18)}  ${state(k).padEnd(7)}  ${k.name}  [${k.scopes.join(',')}]`).join('\n'),
-      );
-    } else if (command === 'rotate') {
-      const { key, secret, previous } = await rotateApiKey(em, pepper, id!, graceMs);
-      print(
-        { ...describe(key), secret, previous: describe(previous) },
-        `rotated ${previous.id} to ${key.id}; the old key works until ${previous.expiresAt?.toISOString()}\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,
-      );
-    } else if (command === 'usage') {
-      const rows = await usageOfApiKey(em, id!, days);
-      const total = rows.reduce((sum, row) => sum + row.requests, 0);
-      const text = rows.map((row) => `${row.day}  ${String(row.requests).padStart(9)}  ${row.operation}`).join('\n');
-      print(
-        { id, days, total, rows },
-        `${text || 'no requests'}\n\n${total} requests in the last ${days} days (counts are written every few seconds)`,
-      );
-    } else {
-      const key = await revokeApiKey(em, id!);
-      print(describe(key), `revoked ${key.id} (${key.name}) at ${key.revokedAt?.toISOString()}`);
-    }
-  } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exitCode = 1;
-  } finally {
-    await db.close();
+  if (command === 'create') {
+    const rateLimit = values['rate-limit'] === undefined ? null : Number(values['rate-limit']);
+    const { key, secret } = await createApiKey(em, pepper, config.production ? 'live' : 'test', {
+      name: values.name!,
+      scopes: values.scopes!.split(','),
+      allowedCidrs: values['allow-ip'] ?? [],
+      expiresAt: expiresIn === undefined ? null : new Date(Date.now() + expiresIn),
+      rateLimitPerMinute: rateLimit,
+    });
+    print(
+      { ...describe(key), secret },
+      `created ${key.id} (${key.name})\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,
+    );
+  } else if (command === 'list') {
+    const keys = (await listApiKeys(em)).map(describe);
+    const state = (k: ReturnType<typeof describe>) =>
+      k.revokedAt ? 'revoked' : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? 'expired' : 'active';
+    print(
+      keys,
+      keys.length === 0
+        ? 'no keys'
+        : keys.map((k) => `${k.id}  ${k.key.padEnd(18)}  ${state(k).padEnd(7)}  ${k.name}  [${k.scopes.join(',')}]`).join('\n'),
+    );
+  } else if (command === 'rotate') {
+    const { key, secret, previous } = await rotateApiKey(em, pepper, id!, graceMs);
+    print(
+      { ...describe(key), secret, previous: describe(previous) },
+      `rotated ${previous.id} to ${key.id}; the old key works until ${previous.expiresAt?.toISOString()}\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,
+    );
+  } else if (command === 'usage') {
+    const rows = await usageOfApiKey(em, id!, days);
+    const total = rows.reduce((sum, row) => sum + row.requests, 0);
+    const text = rows.map((row) => `${row.day}  ${String(row.requests).padStart(9)}  ${row.operation}`).join('\n');
+    print(
+      { id, days, total, rows },
+      `${text || 'no requests'}\n\n${total} requests in the last ${days} days (counts are written every few seconds)`,
+    );
+  } else {
+    const key = await revokeApiKey(em, id!);
+    print(describe(key), `revoked ${key.id} (${key.name}) at ${key.revokedAt?.toISOString()}`);
   }
-} catch (error) {
-  exitWithStartupFailure(error);
-}
+});

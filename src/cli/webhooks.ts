@@ -3,9 +3,9 @@
 //   create --key KEY_ID --url URL [--events user.created,order.created] [--description TEXT] [--json]
 //   list [--key KEY_ID] [--json]      update ID [--url URL] [--events a,b|all] [--description TEXT] [--enable|--disable] [--json]
 //   rotate ID [--overlap 24h] [--json]      delete ID [--json]
-import { commandLine, usageError } from './command-line.ts';
+import { commandLine, usageError, withDatabase } from './command-line.ts';
 import { ApiKey } from '../db/entities/index.ts';
-import { DomainError, NotFoundError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { CursorCodec } from '../pagination/cursor.ts';
 import { resolveSecret } from '../secrets.ts';
 import {
@@ -19,7 +19,6 @@ import {
   type EndpointOwner,
   type EndpointRecord,
 } from '../services/webhook-endpoints.ts';
-import { exitWithStartupFailure, start } from '../startup.ts';
 import { parseDuration } from '../duration.ts';
 import { EVENT_TYPE_NAMES } from '../webhooks/event-types.ts';
 
@@ -66,8 +65,7 @@ const line = (endpoint: EndpointRecord) =>
 const print = (json: unknown, text: string) => process.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
 const SHOWN_ONCE = 'This is the only time the signing secret is shown; store it now.';
 
-try {
-  const { config, db } = await start({ migrate: true, logLevel: 'warn' });
+await withDatabase(async ({ config, db }) => {
   const settings = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
   const em = db.orm.em.fork();
   /** The owner a `--key` names: that key's lineage. */
@@ -77,50 +75,40 @@ try {
     return { lineageId: key.lineageId, admin: false };
   };
   const operator: EndpointOwner = { lineageId: '', admin: true };
-  try {
-    if (command === 'create') {
-      const endpoint = await createEndpoint(em, settings, await ownerOf(values.key!), {
-        url: values.url!,
-        events: eventsOption(values.events) ?? null,
-        description: values.description ?? null,
-      });
-      print(describe(endpoint), `created ${line(endpoint)}\n\n  ${endpoint.secret}\n\n${SHOWN_ONCE}\nA ping event is queued for it.`);
-    } else if (command === 'list') {
-      const owner = values.key ? await ownerOf(values.key) : operator;
-      const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
-      const endpoints: EndpointRecord[] = [];
-      for (let cursor: string | null = null; ;) {
-        const page = await listEndpoints(em, cursors, owner, { limit: 100, cursor });
-        endpoints.push(...page.items);
-        cursor = page.nextCursor;
-        if (cursor === null) break;
-      }
-      print(endpoints.map(describe), endpoints.length === 0 ? 'no webhook endpoints' : endpoints.map(line).join('\n'));
-    } else if (command === 'update') {
-      const endpoint = await updateEndpoint(em, settings, operator, id!, {
-        url: values.url,
-        events: eventsOption(values.events),
-        description: values.description,
-        enabled: values.enable ? true : values.disable ? false : undefined,
-      });
-      print(describe(endpoint), `updated ${line(endpoint)}`);
-    } else if (command === 'rotate') {
-      const endpoint = await rotateEndpointSecret(em, settings, operator, id!, overlapMs / 1000);
-      const until = endpoint.previousSecretExpiresAt ? `until ${endpoint.previousSecretExpiresAt.toISOString()}` : 'no longer';
-      print(
-        describe(endpoint),
-        `rotated the secret of ${endpoint.id}; the old one signs beside it ${until}\n\n  ${endpoint.secret}\n\n${SHOWN_ONCE}`,
-      );
-    } else {
-      print({ id: await deleteEndpoint(em, operator, id!) }, `deleted ${id}`);
+  if (command === 'create') {
+    const endpoint = await createEndpoint(em, settings, await ownerOf(values.key!), {
+      url: values.url!,
+      events: eventsOption(values.events) ?? null,
+      description: values.description ?? null,
+    });
+    print(describe(endpoint), `created ${line(endpoint)}\n\n  ${endpoint.secret}\n\n${SHOWN_ONCE}\nA ping event is queued for it.`);
+  } else if (command === 'list') {
+    const owner = values.key ? await ownerOf(values.key) : operator;
+    const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
+    const endpoints: EndpointRecord[] = [];
+    for (let cursor: string | null = null; ;) {
+      const page = await listEndpoints(em, cursors, owner, { limit: 100, cursor });
+      endpoints.push(...page.items);
+      cursor = page.nextCursor;
+      if (cursor === null) break;
     }
-  } catch (error) {
-    if (!(error instanceof DomainError)) throw error;
-    process.stderr.write(`${error.message}\n`);
-    process.exitCode = 1;
-  } finally {
-    await db.close();
+    print(endpoints.map(describe), endpoints.length === 0 ? 'no webhook endpoints' : endpoints.map(line).join('\n'));
+  } else if (command === 'update') {
+    const endpoint = await updateEndpoint(em, settings, operator, id!, {
+      url: values.url,
+      events: eventsOption(values.events),
+      description: values.description,
+      enabled: values.enable ? true : values.disable ? false : undefined,
+    });
+    print(describe(endpoint), `updated ${line(endpoint)}`);
+  } else if (command === 'rotate') {
+    const endpoint = await rotateEndpointSecret(em, settings, operator, id!, overlapMs / 1000);
+    const until = endpoint.previousSecretExpiresAt ? `until ${endpoint.previousSecretExpiresAt.toISOString()}` : 'no longer';
+    print(
+      describe(endpoint),
+      `rotated the secret of ${endpoint.id}; the old one signs beside it ${until}\n\n  ${endpoint.secret}\n\n${SHOWN_ONCE}`,
+    );
+  } else {
+    print({ id: await deleteEndpoint(em, operator, id!) }, `deleted ${id}`);
   }
-} catch (error) {
-  exitWithStartupFailure(error);
-}
+});
