@@ -1,13 +1,23 @@
 // ORM options shared by the service, the CLI and the tests; the connection is supplied at run time.
 import { defineConfig, type Options } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
-import { ApiKey, ApiKeyUsage, Event, IdempotencyKey, Order, User, WebhookDelivery, WebhookEndpoint } from './src/db/entities/index.ts';
+import {
+  ApiKey,
+  ApiKeyUsage,
+  Event,
+  IdempotencyKey,
+  Order,
+  User,
+  WebhookAttempt,
+  WebhookDelivery,
+  WebhookEndpoint,
+} from './src/db/entities/index.ts';
 import { migrations } from './src/db/migrations/index.ts';
 
 export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}): Options {
   return defineConfig({
     clientUrl,
-    entities: [User, Order, ApiKey, ApiKeyUsage, IdempotencyKey, Event, WebhookEndpoint, WebhookDelivery],
+    entities: [User, Order, ApiKey, ApiKeyUsage, IdempotencyKey, Event, WebhookEndpoint, WebhookDelivery, WebhookAttempt],
     extensions: [Migrator],
     migrations: {
       migrationsList: migrations,

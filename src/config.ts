@@ -66,6 +66,18 @@ export interface WebhookConfig {
   maxEndpointsPerKey: number;
   /** How long events are kept, in the feed and for delivery. */
   eventRetentionMs: number;
+  delivery: DeliveryConfig;
+}
+
+export interface DeliveryConfig {
+  /** Waits before each attempt after the first; after the last, the delivery is dead-lettered. */
+  retryScheduleMs: number[];
+  /** Longest an attempt may take, connecting and reading the response included. */
+  timeoutMs: number;
+  /** Attempts one worker runs at once. */
+  concurrency: number;
+  /** How often a worker looks for due deliveries when no notification woke it. */
+  pollMs: number;
 }
 
 export interface RateLimitConfig {
@@ -128,6 +140,18 @@ function duration(env: Env, name: string, fallback: string, minMs: number, maxMs
     );
   }
   return ms;
+}
+
+/** Comma-separated durations (`0,1m,5m,30m`), each at most `maxMs`, at most `maxCount` of them. */
+function durationList(env: Env, name: string, fallback: string, maxCount: number, maxMs: number): number[] {
+  const raw = env[name]?.trim() || fallback;
+  const values = raw.split(',').map((entry) => parseDuration(entry));
+  if (values.length > maxCount || values.some((ms) => ms === undefined || ms > maxMs)) {
+    throw new ConfigError(
+      `${name} must be a comma-separated list of at most ${maxCount} durations like 0,1m,5m,30m, each at most ${maxMs / 86_400_000}d (got "${raw}").`,
+    );
+  }
+  return values.filter((ms) => ms !== undefined);
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -299,6 +323,12 @@ export function loadConfig(env: Env = process.env): Config {
       allowHttp: !production,
       maxEndpointsPerKey: integer(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 1000),
       eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 365 * 86_400_000),
+      delivery: {
+        retryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', '0,1m,5m,30m', 20, 7 * 86_400_000),
+        timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+        concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
+        pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 600_000),
+      },
     },
     failpoints: production ? new Set() : failpoints(env),
   };

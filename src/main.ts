@@ -1,5 +1,6 @@
-// Entry point: `node src/main.ts [api]`. Starts the API on its database and shuts down cleanly on
-// SIGINT/SIGTERM: stop accepting, drain in-flight requests, close the pool, stop embedded PostgreSQL.
+// Entry point: `node src/main.ts [all|api|worker]`. Starts the API, the webhook delivery worker, or
+// both (the default) on the database, and shuts down cleanly on SIGINT/SIGTERM: stop accepting, drain
+// in-flight requests and deliveries, close the pool, stop embedded PostgreSQL.
 import { createApp } from './server.ts';
 import { armFailpoints } from './failpoints.ts';
 import { CursorCodec } from './pagination/cursor.ts';
@@ -9,15 +10,19 @@ import { purgeExpiredIdempotencyKeys } from './services/idempotency.ts';
 import { purgeOldEvents } from './services/events.ts';
 import { startPurges } from './services/purges.ts';
 import { userTokenVerifier } from './services/user-tokens.ts';
-import { webhookSettings } from './services/webhook-endpoints.ts';
+import { webhookSettings, type WebhookSettings } from './services/webhook-endpoints.ts';
 import { ApiKeyVerifier } from './services/api-key-verifier.ts';
 import { API_KEYS_CHANNEL, createFirstDevelopmentKey } from './services/api-keys.ts';
 import { listen } from './db/notifications.ts';
-import { sqlOf } from './db/sql.ts';
+import { sqlOf, type Sql } from './db/sql.ts';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import type { Logger } from './log.ts';
+import { DELIVERIES_CHANNEL, DeliveryWorker } from './webhooks/worker.ts';
 import { openRateLimitCounter } from './rate-limit/open.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
 
-const ROLES = ['all', 'api'] as const;
+const ROLES = ['all', 'api', 'worker'] as const;
 const role = process.argv[2] ?? 'all';
 if (!(ROLES as readonly string[]).includes(role)) {
   process.stderr.write(`portico: unknown role "${role}"; use one of: ${ROLES.join(', ')}.\n`);
@@ -47,6 +52,48 @@ try {
   const { config, logger, db } = await start({ migrate: true });
   armFailpoints(config.failpoints);
   stop = () => db.close();
+  const sql = await sqlOf(db.orm);
+  const webhooks = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
+  // Stopped in reverse order of starting, then the database.
+  const parts: (() => Promise<void>)[] = [];
+  stop = async () => {
+    logger.info('shutting down');
+    for (const part of parts.reverse()) await part();
+    await db.close();
+    logger.info('stopped');
+    // Logs are written asynchronously; let the last lines out before the process exits.
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
+  };
+  const purges = startPurges(
+    [
+      { what: 'expired idempotency records', run: (em) => purgeExpiredIdempotencyKeys(em) },
+      { what: 'events past their retention', run: (em) => purgeOldEvents(em, config.webhooks.eventRetentionMs) },
+    ],
+    () => db.orm.em.fork(),
+    logger,
+  );
+  parts.push(() => purges.stop());
+  if (role !== 'worker') parts.push(await startApi(config, logger, db, sql, webhooks));
+  if (role !== 'api') {
+    const worker = new DeliveryWorker({
+      sql,
+      box: webhooks.box,
+      policy: webhooks.urlPolicy,
+      delivery: config.webhooks.delivery,
+      logger,
+      listen: (onNotify) => listen(db.url, DELIVERIES_CHANNEL, onNotify, logger, { bounds: db.bounds }),
+    });
+    await worker.start();
+    parts.push(() => worker.stop());
+    logger.info({ concurrency: config.webhooks.delivery.concurrency }, 'webhook worker started');
+  }
+} catch (error) {
+  await stop().catch(() => undefined);
+  exitWithStartupFailure(error);
+}
+
+/** The API: key verification, the HTTP server, and what they need; returns how to stop it. */
+async function startApi(config: Config, logger: Logger, db: Database, sql: Sql, webhooks: WebhookSettings): Promise<() => Promise<void>> {
   const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
   const apiKeys = new ApiKeyVerifier(() => db.orm.em.fork(), pepper, { ttlMs: config.apiKeyCacheMs, maxEntries: 10_000 });
@@ -57,16 +104,6 @@ try {
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
   const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
-  const sql = await sqlOf(db.orm);
-  const purges = startPurges(
-    [
-      { what: 'expired idempotency records', run: (em) => purgeExpiredIdempotencyKeys(em) },
-      { what: 'events past their retention', run: (em) => purgeOldEvents(em, config.webhooks.eventRetentionMs) },
-    ],
-    () => db.orm.em.fork(),
-    logger,
-  );
-  const webhooks = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
   const app = createApp({
     config,
     logger,
@@ -81,25 +118,17 @@ try {
     webhooks,
   });
   const address = await app.listen();
-  stop = async () => {
-    logger.info('shutting down: draining requests');
+  const shown = address.address === '0.0.0.0' || address.address === '::' ? 'localhost' : address.address;
+  logger.info({ port: address.port }, `listening on http://${shown}:${address.port}/graphql`);
+  if (firstKey) printFirstKey(firstKey.secret, `http://localhost:${address.port}`);
+  return async () => {
+    logger.info('draining requests');
     await app.close();
-    await purges.stop();
     await usage.close();
     await rateLimits.close();
     await keyChanges.close();
     apiKeys.stop();
-    await db.close();
-    logger.info('stopped');
-    // Logs are written asynchronously; let the last lines out before the process exits.
-    await new Promise<void>((resolve) => logger.flush(() => resolve()));
   };
-  const shown = address.address === '0.0.0.0' || address.address === '::' ? 'localhost' : address.address;
-  logger.info({ port: address.port }, `listening on http://${shown}:${address.port}/graphql`);
-  if (firstKey) printFirstKey(firstKey.secret, `http://localhost:${address.port}`);
-} catch (error) {
-  await stop().catch(() => undefined);
-  exitWithStartupFailure(error);
 }
 
 /**

@@ -9,5 +9,6 @@ import './types/rate-limit.ts';
 import './types/json.ts';
 import './types/event.ts';
 import './types/webhook-endpoint.ts';
+import './types/webhook-delivery.ts';
 
 export const schema = builder.toSchema({ sortSchema: false });

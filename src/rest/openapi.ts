@@ -3,7 +3,7 @@
 // HTTP contract the adapter adds (statuses, Location, Problem Details, media types) is described here.
 import { buildSchemaObjectFromType } from 'sofa-api';
 import { assertSchema, getNamedType, isInputObjectType, isNonNullType, isObjectType, type GraphQLSchema } from 'graphql';
-import { ORDER_STATUSES } from '../db/entities/index.ts';
+import { DELIVERY_STATES, ORDER_STATUSES } from '../db/entities/index.ts';
 import { ID_PREFIXES, type IdKind } from '../db/ids.ts';
 import { DESCRIPTION_MAX_LENGTH, ROTATION_OVERLAP_S } from '../services/webhook-endpoints.ts';
 import { EVENT_TYPE_NAMES, PING, enumNameOf } from '../webhooks/event-types.ts';
@@ -49,6 +49,9 @@ const FIELD_RULES: Record<string, Json> = {
   'WebhookEndpoint.url': { format: 'uri', maxLength: WEBHOOK_URL_MAX_LENGTH, example: 'https://example.com/webhooks/portico' },
   'WebhookEndpoint.description': { maxLength: DESCRIPTION_MAX_LENGTH, example: 'Order fulfilment' },
   'WebhookEndpoint.secret': { pattern: '^whsec_[A-Za-z0-9+/]{43}=$' },
+  'WebhookDelivery.eventId': { pattern: idPattern('event'), example: EXAMPLE_EVENT_ID },
+  'WebhookDelivery.eventType': { enum: [...EVENT_TYPE_NAMES, PING], example: 'order.created' },
+  'WebhookDelivery.status': { enum: [...DELIVERY_STATES], example: 'succeeded' },
   'RotateWebhookEndpointSecretInput.overlapSeconds': { minimum: 0, maximum: ROTATION_OVERLAP_S.max, example: 3600 },
 };
 
@@ -69,6 +72,7 @@ const PARAMETER_RULES: Record<string, Json> = {
   event_id: { type: 'string', pattern: idPattern('event'), example: EXAMPLE_EVENT_ID },
   endpoint_id: { type: 'string', pattern: idPattern('webhookEndpoint'), example: EXAMPLE_ENDPOINT_ID },
   type: { type: 'string', enum: EVENT_TYPE_NAMES.map(enumNameOf) },
+  status: { type: 'string', enum: [...DELIVERY_STATES] },
   limit: { type: 'integer', minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
   // No examples for the alternative paging styles: documentation tools would send them together.
   page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX },
@@ -83,6 +87,7 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   event_id: 'The id of an event.',
   endpoint_id: 'The id of a webhook endpoint.',
   type: 'Only events of this type (`ORDER_CREATED` for `order.created`, and so on).',
+  status: 'Only deliveries in this state; `dead` lists the dead-letter queue.',
   limit: 'How many items a page holds.',
   page: 'Numbered paging (1-based): the response carries totals. Cannot be combined with `after_id` or `cursor`.',
   after_id: 'Keyset paging: the users created after this one, ordered by id. `pagination.nextCursor` is the `after_id` of the next page.',
@@ -112,12 +117,32 @@ const EXAMPLE_BODIES: Record<string, Json> = {
   createWebhookEndpoint: { url: 'https://example.com/webhooks/portico', events: ['ORDER_CREATED'], description: 'Order fulfilment' },
   updateWebhookEndpoint: { enabled: false },
   rotateWebhookEndpointSecret: { overlapSeconds: 3600 },
+  resendDeadWebhookDeliveries: { from: '2026-11-22T00:00:00.000Z' },
 };
 const EXAMPLE_EVENT = {
   id: EXAMPLE_EVENT_ID,
   type: 'order.created',
   createdAt: '2026-11-22T09:31:00.000Z',
   data: { object: EXAMPLE_ORDER },
+};
+const EXAMPLE_DELIVERY = {
+  eventId: EXAMPLE_EVENT_ID,
+  eventType: 'order.created',
+  status: 'succeeded',
+  nextAttemptAt: null,
+  createdAt: '2026-11-22T09:31:00.000Z',
+  finishedAt: '2026-11-22T09:31:00.042Z',
+  attempts: [
+    {
+      number: 1,
+      startedAt: '2026-11-22T09:31:00.004Z',
+      durationMs: 38,
+      statusCode: 200,
+      error: null,
+      responseBody: null,
+      signature: 'sha256=9f2c7e5b1d4a8c0e6f3b2a1d9c8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c1d0e',
+    },
+  ],
 };
 const EXAMPLE_ENDPOINT = {
   id: EXAMPLE_ENDPOINT_ID,
@@ -128,6 +153,7 @@ const EXAMPLE_ENDPOINT = {
   createdAt: '2026-11-22T09:00:00.000Z',
   updatedAt: '2026-11-22T09:00:00.000Z',
   previousSecretExpiresAt: null,
+  disabledReason: null,
   secret: null,
 };
 
@@ -352,6 +378,9 @@ function exampleFor(typeName: string): Json {
     EventList: { items: [EXAMPLE_EVENT], nextCursor: 'AgAAAAAB6wNldnQBk0h6pr0FQFhCUa2iEQ6cb1A2Z3eWfYzJ', hasMore: false },
     WebhookEndpoint: EXAMPLE_ENDPOINT,
     WebhookEndpointList: { items: [EXAMPLE_ENDPOINT], nextCursor: null },
+    WebhookDelivery: EXAMPLE_DELIVERY,
+    WebhookDeliveryList: { items: [EXAMPLE_DELIVERY], nextCursor: null },
+    WebhookRedelivery: { queued: 12 },
   };
   return typeName in examples ? { example: examples[typeName] } : {};
 }
@@ -424,6 +453,10 @@ export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string)
     'EventList',
     'WebhookEndpoint',
     'WebhookEndpointList',
+    'WebhookDelivery',
+    'WebhookAttempt',
+    'WebhookDeliveryList',
+    'WebhookRedelivery',
   ]) {
     schemas[name] = objectSchema(schema, name);
   }

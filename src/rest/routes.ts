@@ -227,6 +227,41 @@ export const ROUTES: readonly RestRoute[] = [
       'Issues a new signing secret, returned in this answer only (`secret`). The old secret keeps signing beside it for `overlapSeconds` (default 24 hours), so receivers can switch without missing a delivery. The body may be left out.',
     tag: 'Webhook endpoints',
   },
+  {
+    method: 'GET',
+    path: '/webhook-endpoints/{endpoint_id}/deliveries',
+    field: 'Query.webhookDeliveries',
+    rename: { endpoint_id: 'endpointId' },
+    status: 200,
+    operationId: 'listWebhookDeliveries',
+    summary: "List a webhook endpoint's deliveries",
+    tag: 'Webhook endpoints',
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/{endpoint_id}/deliveries/{event_id}/attempts',
+    field: 'Mutation.resendWebhookDelivery',
+    rename: { endpoint_id: 'endpointId', event_id: 'eventId' },
+    status: 200,
+    operationId: 'resendWebhookDelivery',
+    summary: 'Re-send a delivery',
+    description:
+      'Sends the event to the endpoint again: a new series of attempts, with the same event id (the receiver deduplicates by it). 409 while an attempt is under way.',
+    tag: 'Webhook endpoints',
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/{endpoint_id}/redeliveries',
+    field: 'Mutation.resendDeadWebhookDeliveries',
+    rename: { endpoint_id: 'endpointId' },
+    body: { mediaTypes: JSON_BODY, optional: true },
+    status: 200,
+    operationId: 'resendDeadWebhookDeliveries',
+    summary: 'Re-send the dead-letter queue',
+    description:
+      "Sends every one of the endpoint's dead deliveries again (only those that went dead within `from`–`to`, when given), and answers at once with how many were queued. The body may be left out.",
+    tag: 'Webhook endpoints',
+  },
 ];
 
 /** The `{name}` parameters of a documented path. */

@@ -88,14 +88,20 @@ export const EVENT_PURGE_BATCH = 1000;
 /**
  * Deletes events older than `retentionMs` (with their deliveries), a bounded batch per statement,
  * until none is left or `maxBatches` ran; returns how many went. Event ids begin with their creation
- * time, so the oldest are found on the primary key.
+ * time, so the oldest are found on the primary key. An event with a delivery not yet succeeded (still
+ * due, or dead-lettered) is kept: the dead-letter queue is emptied only by hand.
  */
 export async function purgeOldEvents(em: EntityManager, retentionMs: number, maxBatches = 100): Promise<number> {
   const floor = idFloor('event', new Date(Date.now() - retentionMs));
   let deleted = 0;
   for (let batch = 0; batch < maxBatches; batch++) {
     const rows = await em.execute<{ n: number }[]>(
-      `with gone as (delete from events where id in (select id from events where id < ? order by id limit ?) returning 1)
+      `with gone as (
+         delete from events where id in (
+           select id from events where id < ?
+             and not exists (select 1 from webhook_deliveries d where d.event_id = events.id and d.state <> 'succeeded')
+           order by id limit ?)
+         returning 1)
        select count(*)::int as n from gone`,
       [floor, EVENT_PURGE_BATCH],
     );

@@ -52,6 +52,8 @@ export interface EndpointRecord {
   events: EventType[] | null;
   description: string | null;
   enabled: boolean;
+  /** Why the service disabled it (a receiver that answered 410 Gone). */
+  disabledReason: string | null;
   createdAt: Date;
   updatedAt: Date;
   /** While a rotation's overlap lasts, when the previous secret stops signing. */
@@ -84,6 +86,7 @@ function recordOf(endpoint: WebhookEndpoint, secret?: string): EndpointRecord {
     events: (endpoint.eventTypes as EventType[] | null | undefined) ?? null,
     description: endpoint.description ?? null,
     enabled: endpoint.enabled,
+    disabledReason: endpoint.disabledReason ?? null,
     createdAt: endpoint.createdAt,
     updatedAt: endpoint.updatedAt,
     previousSecretExpiresAt: live ? endpoint.previousSecretExpiresAt! : null,
@@ -99,6 +102,7 @@ export function endpointResource(endpoint: EndpointRecord): Record<string, unkno
     events: endpoint.events?.map(enumNameOf) ?? null,
     description: endpoint.description,
     enabled: endpoint.enabled,
+    disabledReason: endpoint.disabledReason,
     createdAt: isoOf(endpoint.createdAt),
     updatedAt: isoOf(endpoint.updatedAt),
     previousSecretExpiresAt: endpoint.previousSecretExpiresAt && isoOf(endpoint.previousSecretExpiresAt),
@@ -241,6 +245,7 @@ export async function updateEndpoint(
   if (fields.events !== undefined) endpoint.eventTypes = fields.events;
   if (fields.description !== undefined) endpoint.description = fields.description;
   if (fields.enabled !== undefined) endpoint.enabled = fields.enabled;
+  if (fields.enabled) endpoint.disabledReason = null;
   await em.flush();
   return recordOf(endpoint);
 }

@@ -62,6 +62,7 @@ describe('npm run db:migrate', () => {
       'mikro_orm_migrations',
       'orders',
       'users',
+      'webhook_attempts',
       'webhook_deliveries',
       'webhook_endpoints',
     ]);

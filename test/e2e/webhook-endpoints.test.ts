@@ -17,6 +17,7 @@ interface Endpoint {
   events: string[] | null;
   description: string | null;
   enabled: boolean;
+  disabledReason: string | null;
   createdAt: string;
   updatedAt: string;
   previousSecretExpiresAt: string | null;
@@ -80,6 +81,7 @@ describe('registering an endpoint', () => {
       events: ['ORDER_CREATED'],
       description: 'Fulfilment',
       enabled: true,
+      disabledReason: null,
       createdAt: match.any(String),
       updatedAt: endpoint.createdAt,
       previousSecretExpiresAt: null,

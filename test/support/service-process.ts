@@ -2,7 +2,7 @@
 // that must see it die (a crash at a failpoint) and come back.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { TEST_PEPPER } from './server.ts';
+import { TEST_PEPPER, TEST_WEBHOOK_SECRET_KEY } from './server.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -10,12 +10,21 @@ export interface ServiceProcess {
   url: string;
   /** How the process ended: its signal or exit code. */
   exited: Promise<NodeJS.Signals | number | null>;
-  stop(): void;
+  /** Sends the process a signal (SIGTERM: a clean stop). */
+  stop(signal?: NodeJS.Signals): void;
 }
 
-/** Starts the service on `databaseUrl` with these failpoints armed; resolves once it listens. */
-export async function startServiceProcess(databaseUrl: string, dataDir: string, failpoints: string): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['src/main.ts', 'api'], {
+/**
+ * Starts the service on `databaseUrl` with these failpoints armed (and `env` added); resolves once it
+ * listens, or for the worker alone, once the worker runs.
+ */
+export async function startServiceProcess(
+  databaseUrl: string,
+  dataDir: string,
+  failpoints: string,
+  { role = 'api', env = {} }: { role?: 'api' | 'worker'; env?: Record<string, string> } = {},
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['src/main.ts', role], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -27,6 +36,8 @@ export async function startServiceProcess(databaseUrl: string, dataDir: string, 
       LOG_LEVEL: 'info',
       NODE_ENV: 'development',
       PORTICO_FAILPOINTS: failpoints,
+      WEBHOOK_SECRET_KEY: TEST_WEBHOOK_SECRET_KEY,
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -37,8 +48,9 @@ export async function startServiceProcess(databaseUrl: string, dataDir: string, 
       output += chunk;
       const listening = /"port":(\d+)/.exec(output);
       if (listening) resolve(Number(listening[1]));
+      if (role === 'worker' && output.includes('webhook worker started')) resolve(0);
     });
     void exited.then((how) => reject(new Error(`the service exited (${String(how)}) before listening: ${output}`)));
   });
-  return { url: `http://127.0.0.1:${port}`, exited, stop: () => child.kill('SIGTERM') };
+  return { url: `http://127.0.0.1:${port}`, exited, stop: (signal = 'SIGTERM') => child.kill(signal) };
 }

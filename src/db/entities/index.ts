@@ -5,4 +5,5 @@ export { ApiKeyUsage } from './api-key-usage.ts';
 export { IdempotencyKey } from './idempotency-key.ts';
 export { Event } from './event.ts';
 export { WebhookEndpoint } from './webhook-endpoint.ts';
-export { WebhookDelivery, DELIVERY_STATES } from './webhook-delivery.ts';
+export { WebhookDelivery, DELIVERY_STATES, type DeliveryState } from './webhook-delivery.ts';
+export { WebhookAttempt } from './webhook-attempt.ts';

@@ -18,6 +18,8 @@ export const WebhookEndpointSchema = defineEntity({
     eventTypes: p.array().nullable(),
     description: p.string().columnType('text').nullable(),
     enabled: p.boolean().default(true),
+    /** Why the service disabled it (a receiver that answered 410 Gone); cleared when it is enabled again. */
+    disabledReason: p.string().columnType('text').nullable(),
     secret: p.string().columnType('text'),
     /** During a rotation's overlap, the secret before it, which keeps signing until `previousSecretExpiresAt`. */
     previousSecret: p.string().columnType('text').nullable(),

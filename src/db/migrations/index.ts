@@ -8,6 +8,7 @@ import { Migration20261123000000_users_email_nfc } from './Migration202611230000
 import { Migration20261123010000_api_keys_created_at_index } from './Migration20261123010000_api_keys_created_at_index.ts';
 import { Migration20261123020000_idempotency_keys } from './Migration20261123020000_idempotency_keys.ts';
 import { Migration20261123030000_events_and_webhook_endpoints } from './Migration20261123030000_events_and_webhook_endpoints.ts';
+import { Migration20261123040000_webhook_delivery } from './Migration20261123040000_webhook_delivery.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -18,4 +19,5 @@ export const migrations = [
   Migration20261123010000_api_keys_created_at_index,
   Migration20261123020000_idempotency_keys,
   Migration20261123030000_events_and_webhook_endpoints,
+  Migration20261123040000_webhook_delivery,
 ];

@@ -19,7 +19,7 @@ import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 import { EventTypeRef } from './event.ts';
 
-function ownerOf(ctx: GraphQLContext): EndpointOwner {
+export function ownerOf(ctx: GraphQLContext): EndpointOwner {
   return { lineageId: ctx.auth.key.lineageId, admin: actsForEveryone(ctx) };
 }
 
@@ -34,7 +34,13 @@ const WebhookEndpointRef = builder.objectRef<EndpointRecord>('WebhookEndpoint').
       description: 'The event types it receives; null: every type, including types added later.',
     }),
     description: t.exposeString('description', { nullable: true }),
-    enabled: t.exposeBoolean('enabled', { description: 'A disabled endpoint receives nothing; events meanwhile are not queued for it.' }),
+    enabled: t.exposeBoolean('enabled', {
+      description: 'A disabled endpoint receives nothing; events meanwhile are not queued for it, and its queued deliveries wait.',
+    }),
+    disabledReason: t.exposeString('disabledReason', {
+      nullable: true,
+      description: 'Why the service disabled it (its receiver answered 410 Gone); null once enabled again.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
     previousSecretExpiresAt: t.expose('previousSecretExpiresAt', {

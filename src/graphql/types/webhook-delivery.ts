@@ -1,0 +1,100 @@
+// An endpoint's deliveries and their attempts (the dead-letter queue is the `dead` ones), and re-sending.
+import { DELIVERY_STATES } from '../../db/entities/index.ts';
+import { PAGE_SIZE } from '../../services/limits.ts';
+import {
+  listDeliveries,
+  resendDeadDeliveries,
+  resendDelivery,
+  type AttemptRecord,
+  type DeliveryPage,
+  type DeliveryRecord,
+} from '../../services/webhook-deliveries.ts';
+import { builder } from '../builder.ts';
+import { ownerOf } from './webhook-endpoint.ts';
+
+const STATES = DELIVERY_STATES.map((state) => `\`${state}\``).join(', ');
+
+const WebhookAttemptRef = builder.objectRef<AttemptRecord>('WebhookAttempt').implement({
+  description: 'One attempt to deliver an event.',
+  fields: (t) => ({
+    number: t.exposeInt('number', {
+      description: 'Counts every attempt of the delivery, re-sends included; sent as `X-Portico-Delivery-Attempt`.',
+    }),
+    startedAt: t.expose('startedAt', { type: 'DateTime' }),
+    durationMs: t.exposeInt('durationMs'),
+    statusCode: t.exposeInt('statusCode', { nullable: true, description: "The receiver's HTTP status; null when none came." }),
+    error: t.exposeString('error', {
+      nullable: true,
+      description: 'What went wrong (a status, a time-out, a refused connection); null on success.',
+    }),
+    responseBody: t.exposeString('responseBody', { nullable: true, description: 'The first KiB of the response body.' }),
+    signature: t.exposeString('signature', { description: 'The `X-Portico-Signature-256` header sent.' }),
+  }),
+});
+
+const WebhookDeliveryRef = builder.objectRef<DeliveryRecord>('WebhookDelivery').implement({
+  description: 'One event to one endpoint.',
+  fields: (t) => ({
+    eventId: t.exposeID('eventId'),
+    eventType: t.exposeString('eventType'),
+    status: t.exposeString('status', {
+      description: `One of ${STATES}: \`failed\` has another attempt scheduled; \`dead\` is in the dead-letter queue, re-sent only by hand.`,
+    }),
+    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true, description: 'When it succeeded or went dead.' }),
+    attempts: t.expose('attempts', { type: [WebhookAttemptRef], description: 'Oldest first.' }),
+  }),
+});
+
+const WebhookDeliveryListRef = builder.objectRef<DeliveryPage>('WebhookDeliveryList').implement({
+  fields: (t) => ({
+    items: t.expose('items', { type: [WebhookDeliveryRef] }),
+    nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page; null at the end.' }),
+  }),
+});
+
+const WebhookRedeliveryRef = builder.objectRef<{ queued: number }>('WebhookRedelivery').implement({
+  fields: (t) => ({ queued: t.exposeInt('queued', { description: 'Dead deliveries queued again.' }) }),
+});
+
+const MANAGE = { scope: 'webhooks:manage' } as const;
+
+builder.queryField('webhookDeliveries', (t) =>
+  t.field({
+    authScopes: MANAGE,
+    type: WebhookDeliveryListRef,
+    description: `An endpoint's deliveries with their attempts, newest first. \`status\`: one of ${STATES}. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}.`,
+    args: { endpointId: t.arg.id({ required: true }), status: t.arg.string(), limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_root, args, ctx) =>
+      listDeliveries(ctx.em, ctx.sql, ctx.cursors, ownerOf(ctx), { ...args, endpointId: String(args.endpointId) }),
+  }),
+);
+
+const RedeliveryInput = builder.inputType('ResendDeadWebhookDeliveriesInput', {
+  fields: (t) => ({
+    from: t.field({ type: 'DateTime', description: 'Only deliveries that went dead at or after this instant.' }),
+    to: t.field({ type: 'DateTime', description: 'Only deliveries that went dead before this instant.' }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  resendWebhookDelivery: t.field({
+    authScopes: MANAGE,
+    type: WebhookDeliveryRef,
+    description:
+      'Sends the event to the endpoint again: a new series of attempts, with the same event id. CONFLICT while an attempt is under way.',
+    args: { endpointId: t.arg.id({ required: true }), eventId: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => resendDelivery(ctx.em, ctx.sql, ownerOf(ctx), String(args.endpointId), String(args.eventId)),
+  }),
+  resendDeadWebhookDeliveries: t.field({
+    authScopes: MANAGE,
+    type: WebhookRedeliveryRef,
+    description:
+      "Sends every one of the endpoint's dead deliveries again (within the window, when given); answers at once with how many were queued.",
+    args: { endpointId: t.arg.id({ required: true }), input: t.arg({ type: RedeliveryInput }) },
+    resolve: async (_root, args, ctx) => ({
+      queued: await resendDeadDeliveries(ctx.em, ctx.sql, ownerOf(ctx), String(args.endpointId), args.input ?? {}),
+    }),
+  }),
+}));

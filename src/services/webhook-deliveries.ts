@@ -1,0 +1,170 @@
+// Deliveries of an endpoint: listing them with their attempts (the dead-letter queue is the `dead`
+// ones), and re-sending one or all dead ones: a new series of attempts for the same event, so the
+// receiver sees the same event id again.
+import { DELIVERY_STATES, type DeliveryState } from '../db/entities/index.ts';
+import type { EntityManager } from '../db/orm.ts';
+import { statement, type Sql, type Statement } from '../db/sql.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
+import type { CursorCodec } from '../pagination/cursor.ts';
+import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
+import { PAGE_SIZE } from './limits.ts';
+import { InputCheck, requireId } from './validation.ts';
+import { findEndpoint, type EndpointOwner } from './webhook-endpoints.ts';
+
+export interface AttemptRecord {
+  number: number;
+  startedAt: number;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+  signature: string;
+}
+
+export interface DeliveryRecord {
+  eventId: string;
+  eventType: string;
+  status: DeliveryState;
+  /** When the next attempt is due; null once it succeeded or went to the dead-letter queue. */
+  nextAttemptAt: number | null;
+  createdAt: number;
+  finishedAt: number | null;
+  attempts: AttemptRecord[];
+}
+
+export interface DeliveryPage {
+  items: DeliveryRecord[];
+  nextCursor: string | null;
+}
+
+const ms = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
+const DELIVERY_COLUMNS = `d.event_id as "eventId", ev.type as "eventType", d.state as status,
+  case when d.state in ('pending', 'failed') then ${ms('d.next_attempt_at')} end as "nextAttemptAt",
+  ${ms('d.created_at')} as "createdAt", ${ms('d.finished_at')} as "finishedAt"`;
+
+/** A page of an endpoint's deliveries, newest first; parameters: endpoint, [state], [before event id], limit. */
+function deliveriesPage(ofState: boolean, after: boolean): Statement {
+  const conditions = ['d.endpoint_id = $1'];
+  let next = 2;
+  if (ofState) conditions.push(`d.state = $${next++}`);
+  if (after) conditions.push(`d.event_id < $${next++}`);
+  return statement(
+    `deliveries_${ofState ? 'of_state' : 'all'}${after ? '_after' : ''}`,
+    `select ${DELIVERY_COLUMNS} from webhook_deliveries d join events ev on ev.id = d.event_id
+     where ${conditions.join(' and ')} order by d.event_id desc limit $${next}`,
+  );
+}
+const PAGES = {
+  all: { first: deliveriesPage(false, false), after: deliveriesPage(false, true) },
+  ofState: { first: deliveriesPage(true, false), after: deliveriesPage(true, true) },
+};
+const ATTEMPTS = statement(
+  'attempts_of_deliveries',
+  `select event_id as "eventId", number, ${ms('started_at')} as "startedAt", duration_ms as "durationMs", status_code as "statusCode",
+     error, response_body as "responseBody", signature
+   from webhook_attempts where endpoint_id = $1 and event_id = any($2::text[]) order by event_id, number`,
+);
+const DELIVERY = statement(
+  'delivery_by_id',
+  `select ${DELIVERY_COLUMNS} from webhook_deliveries d join events ev on ev.id = d.event_id where d.endpoint_id = $1 and d.event_id = $2`,
+);
+/** Starts a new series of attempts, unless an attempt is under way; wakes the workers. */
+const RESEND = statement(
+  'delivery_resend',
+  `with resent as (
+     update webhook_deliveries set state = 'pending', attempts = 0, next_attempt_at = now(), finished_at = null
+     where endpoint_id = $1 and event_id = $2 and (locked_until is null or locked_until <= now())
+     returning 1)
+   select (select count(*)::int from resent) as n, pg_notify('webhook_deliveries', '')`,
+);
+const RESEND_DEAD = statement(
+  'deliveries_resend_dead',
+  `with resent as (
+     update webhook_deliveries set state = 'pending', attempts = 0, next_attempt_at = now(), finished_at = null
+     where endpoint_id = $1 and state = 'dead' and finished_at >= coalesce($2, '-infinity'::timestamptz)
+       and finished_at < coalesce($3, 'infinity'::timestamptz)
+     returning 1)
+   select (select count(*)::int from resent) as n, pg_notify('webhook_deliveries', '')`,
+);
+
+async function mustOwn(em: EntityManager, owner: EndpointOwner, endpointId: string): Promise<void> {
+  if (!(await findEndpoint(em, owner, endpointId)))
+    throw new NotFoundError(`No webhook endpoint of this API key has the id ${endpointId}.`);
+}
+
+/** Each delivery with its attempts, from one more statement for the whole page. */
+async function withAttempts(sql: Sql, endpointId: string, rows: Omit<DeliveryRecord, 'attempts'>[]): Promise<DeliveryRecord[]> {
+  const attempts = await sql.rows<AttemptRecord & { eventId: string }>(ATTEMPTS, [endpointId, rows.map((row) => row.eventId)]);
+  const byEvent = Map.groupBy(attempts, (attempt) => attempt.eventId);
+  return rows.map((row) => ({
+    ...row,
+    attempts: (byEvent.get(row.eventId) ?? []).map(({ eventId: _eventId, ...attempt }) => attempt),
+  }));
+}
+
+/** An endpoint's deliveries, newest first, optionally of one status, a page at a time. */
+export async function listDeliveries(
+  em: EntityManager,
+  sql: Sql,
+  cursors: CursorCodec,
+  owner: EndpointOwner,
+  args: { endpointId: string; status?: string | null; limit?: number | null; cursor?: string | null },
+): Promise<DeliveryPage> {
+  const check = new InputCheck();
+  const endpointId = check.id('webhookEndpoint', 'endpointId', args.endpointId);
+  const status = args.status == null ? undefined : check.oneOf('status', DELIVERY_STATES, args.status);
+  const limit = check.pageSize('limit', args.limit, PAGE_SIZE);
+  check.done();
+  await mustOwn(em, owner, endpointId!);
+  const keyset: Keyset<Omit<DeliveryRecord, 'attempts'>> = {
+    scope: `deliveries/${endpointId}/${status ?? 'all'}`,
+    keyType: 'text',
+    key: (delivery) => delivery.eventId,
+    id: (delivery) => delivery.eventId,
+  };
+  const after = args.cursor == null ? undefined : positionAfter(keyset, cursors, args.cursor, 'cursor')[1];
+  const statements = status === undefined ? PAGES.all : PAGES.ofState;
+  const rows = await sql.rows<Omit<DeliveryRecord, 'attempts'>>(after === undefined ? statements.first : statements.after, [
+    endpointId,
+    ...(status === undefined ? [] : [status]),
+    ...(after === undefined ? [] : [after]),
+    limit! + 1,
+  ]);
+  const { items, hasMore } = pageOf(rows, limit!);
+  return { items: await withAttempts(sql, endpointId!, items), nextCursor: hasMore ? cursorOf(keyset, cursors, items.at(-1)!) : null };
+}
+
+/** Re-sends one delivery: a new series of attempts for the same event. */
+export async function resendDelivery(
+  em: EntityManager,
+  sql: Sql,
+  owner: EndpointOwner,
+  endpointId: string,
+  eventId: string,
+): Promise<DeliveryRecord> {
+  const check = new InputCheck();
+  check.id('webhookEndpoint', 'endpointId', endpointId);
+  check.id('event', 'eventId', eventId);
+  check.done();
+  await mustOwn(em, owner, endpointId);
+  const [resent] = await sql.rows<{ n: number }>(RESEND, [endpointId, eventId]);
+  const [delivery] = await sql.rows<Omit<DeliveryRecord, 'attempts'>>(DELIVERY, [endpointId, eventId]);
+  if (!delivery) throw new NotFoundError(`Event ${eventId} has no delivery to webhook endpoint ${endpointId}.`);
+  if (resent!.n === 0)
+    throw new ConflictError(`Event ${eventId} is being delivered to ${endpointId} right now; try again once the attempt is over.`);
+  return (await withAttempts(sql, endpointId, [delivery]))[0]!;
+}
+
+/** Re-sends every dead delivery of an endpoint (that went dead within [from, to) when given); returns how many. */
+export async function resendDeadDeliveries(
+  em: EntityManager,
+  sql: Sql,
+  owner: EndpointOwner,
+  endpointId: string,
+  window: { from?: Date | null; to?: Date | null },
+): Promise<number> {
+  requireId('webhookEndpoint', 'endpointId', endpointId);
+  await mustOwn(em, owner, endpointId);
+  const [resent] = await sql.rows<{ n: number }>(RESEND_DEAD, [endpointId, window.from ?? null, window.to ?? null]);
+  return resent!.n;
+}

@@ -1,0 +1,107 @@
+// The delivery queue in PostgreSQL: workers claim due deliveries in batches (FOR UPDATE SKIP LOCKED,
+// with a lease, so a crashed worker's claims go to another once the lease lapses and no delivery is
+// attempted by two workers at once) and settle their outcomes in batches, each attempt recorded.
+import { statement, type Sql } from '../db/sql.ts';
+import type { DeliveryState } from '../db/entities/index.ts';
+
+/** A claimed delivery, with what sending it needs. */
+export interface ClaimedDelivery {
+  eventId: string;
+  endpointId: string;
+  /** The attempt about to be made: within the series (for the schedule) and overall (its number). */
+  attempt: number;
+  number: number;
+  type: string;
+  createdAt: number;
+  data: { object: Record<string, unknown> };
+  url: string;
+  /** Sealed signing secrets: the current one, and the previous one while its overlap lasts. */
+  secret: string;
+  previousSecret: string | null;
+}
+
+const CLAIM = statement(
+  'deliveries_claim',
+  `with due as (
+     select d.event_id, d.endpoint_id from webhook_deliveries d
+     join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
+     where d.state in ('pending', 'failed') and d.next_attempt_at <= now() and (d.locked_until is null or d.locked_until <= now())
+     order by d.next_attempt_at limit $1
+     for update of d skip locked),
+   claimed as (
+     update webhook_deliveries d set locked_until = now() + $2 * interval '1 millisecond',
+       attempts = d.attempts + 1, attempts_total = d.attempts_total + 1
+     from due where d.event_id = due.event_id and d.endpoint_id = due.endpoint_id
+     returning d.event_id, d.endpoint_id, d.attempts, d.attempts_total)
+   select c.event_id as "eventId", c.endpoint_id as "endpointId", c.attempts as attempt, c.attempts_total as number,
+     ev.type, round(date_part('epoch', ev.created_at) * 1000) as "createdAt", ev.data, e.url, e.secret,
+     case when e.previous_secret_expires_at > now() then e.previous_secret end as "previousSecret"
+   from claimed c join events ev on ev.id = c.event_id join webhook_endpoints e on e.id = c.endpoint_id`,
+);
+
+/** Claims up to `limit` due deliveries of enabled endpoints for `leaseMs`. */
+export async function claimDeliveries(sql: Sql, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  return sql.rows<ClaimedDelivery>(CLAIM, [limit, leaseMs]);
+}
+
+/** What became of one attempt. */
+export interface Settled {
+  eventId: string;
+  endpointId: string;
+  number: number;
+  startedAt: Date;
+  durationMs: number;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+  signature: string;
+  /** `succeeded`, `failed` (with `nextAttemptAt`) or `dead`. */
+  state: Exclude<DeliveryState, 'pending'>;
+  nextAttemptAt: Date | null;
+}
+
+const SETTLE = statement(
+  'deliveries_settle',
+  `with outcome as (
+     select * from unnest($1::text[], $2::text[], $3::int[], $4::timestamptz[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[])
+       as o(event_id, endpoint_id, number, started_at, duration_ms, status_code, error, response_body, signature, state, next_attempt_at)),
+   recorded as (
+     insert into webhook_attempts (event_id, endpoint_id, number, started_at, duration_ms, status_code, error, response_body, signature)
+     select event_id, endpoint_id, number, started_at, duration_ms, status_code, error, response_body, signature from outcome
+     on conflict do nothing)
+   update webhook_deliveries d set state = o.state, locked_until = null,
+     next_attempt_at = coalesce(o.next_attempt_at, d.next_attempt_at),
+     finished_at = case when o.state in ('succeeded', 'dead') then now() end
+   from outcome o where d.event_id = o.event_id and d.endpoint_id = o.endpoint_id and d.attempts_total = o.number`,
+);
+
+/**
+ * Records the attempts and moves each delivery on, in one statement. A delivery re-sent or claimed
+ * again meanwhile (its attempt number moved on) keeps its new state; the attempt is recorded all the same.
+ */
+export async function settleDeliveries(sql: Sql, settled: readonly Settled[]): Promise<void> {
+  const column = <K extends keyof Settled>(key: K) => settled.map((s) => s[key]);
+  await sql.rows(SETTLE, [
+    column('eventId'),
+    column('endpointId'),
+    column('number'),
+    column('startedAt'),
+    column('durationMs'),
+    column('statusCode'),
+    column('error'),
+    column('responseBody'),
+    column('signature'),
+    column('state'),
+    column('nextAttemptAt'),
+  ]);
+}
+
+const DISABLE = statement(
+  'endpoints_disable_gone',
+  `update webhook_endpoints set enabled = false, disabled_reason = $2, updated_at = now() where id = $1 and enabled`,
+);
+
+/** Disables an endpoint whose receiver answered 410 Gone; it stays so until it is enabled again. */
+export async function disableGoneEndpoint(sql: Sql, endpointId: string, at: Date): Promise<void> {
+  await sql.rows(DISABLE, [endpointId, `The receiver answered 410 Gone at ${at.toISOString()}; enable the endpoint again to resume.`]);
+}

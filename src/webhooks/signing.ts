@@ -1,0 +1,31 @@
+// Signing a delivery. Two schemes, so receivers can verify with what they already have:
+// - `X-Portico-Signature-256: sha256=<hex>`: HMAC-SHA256 of the raw body under the secret (the whole
+//   `whsec_…` string as the key), as GitHub signs (verify.ts, or @octokit/webhooks-methods);
+// - Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`): HMAC-SHA256
+//   of `id.timestamp.body` under the secret's base64 part decoded, as the `standardwebhooks` and Svix
+//   libraries verify.
+// During a secret rotation's overlap, each header carries a signature for each secret, newest first
+// (comma-separated in ours, space-separated in Standard Webhooks' as it specifies).
+import { createHmac } from 'node:crypto';
+import { SIGNING_SECRET_PREFIX } from './signing-secret.ts';
+
+export const SIGNATURE_HEADER = 'x-portico-signature-256';
+
+/** Our scheme's signature of `body` under one secret: `sha256=` and lowercase hex. */
+export function signatureOf(secret: string, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+}
+
+/** The signing headers of one attempt, for every live secret (newest first). */
+export function signedHeaders(secrets: readonly string[], eventId: string, body: string, timestampS: number): Record<string, string> {
+  const standard = secrets.map((secret) => {
+    const key = Buffer.from(secret.slice(SIGNING_SECRET_PREFIX.length), 'base64');
+    return `v1,${createHmac('sha256', key).update(`${eventId}.${timestampS}.${body}`).digest('base64')}`;
+  });
+  return {
+    [SIGNATURE_HEADER]: secrets.map((secret) => signatureOf(secret, body)).join(', '),
+    'webhook-id': eventId,
+    'webhook-timestamp': String(timestampS),
+    'webhook-signature': standard.join(' '),
+  };
+}

@@ -1,0 +1,215 @@
+// The delivery worker: claims due deliveries, sends each signed, and settles the outcomes (recorded,
+// retried on the schedule, dead-lettered after the last attempt). Any number of workers, in any number
+// of processes, share one database: claims are exclusive and leased (deliveries.ts). A worker wakes
+// when a transaction that queued deliveries commits (LISTEN), and polls as well, for due retries and
+// any notification lost while it was not listening.
+import type { DeliveryConfig } from '../config.ts';
+import { isoOf } from '../db/records.ts';
+import type { Sql } from '../db/sql.ts';
+import type { Listener } from '../db/notifications.ts';
+import type { Logger } from '../log.ts';
+import { claimDeliveries, disableGoneEndpoint, settleDeliveries, type ClaimedDelivery, type Settled } from './deliveries.ts';
+import { nextWaitMs } from './schedule.ts';
+import type { SecretBox } from './secret-box.ts';
+import { WebhookSender } from './sender.ts';
+import { SIGNATURE_HEADER, signedHeaders } from './signing.ts';
+import type { UrlPolicy } from './url-policy.ts';
+
+/** The channel a transaction that queued deliveries notifies on commit (a trigger on webhook_deliveries). */
+export const DELIVERIES_CHANNEL = 'webhook_deliveries';
+/** Deliveries claimed per statement, at most. */
+const CLAIM_BATCH = 100;
+/** Decrypted secrets kept, by their sealed form. */
+const SECRET_CACHE_MAX = 10_000;
+
+export interface WorkerDependencies {
+  sql: Sql;
+  box: SecretBox;
+  policy: UrlPolicy;
+  delivery: DeliveryConfig;
+  logger: Logger;
+  /** Starts listening on DELIVERIES_CHANNEL. */
+  listen: (onNotify: () => void) => Promise<Listener>;
+}
+
+/** The event as every attempt sends it: the same bytes each time, and what the feed shows. */
+export function deliveryBody(delivery: Pick<ClaimedDelivery, 'eventId' | 'type' | 'createdAt' | 'data'>): string {
+  return JSON.stringify({ id: delivery.eventId, type: delivery.type, createdAt: isoOf(delivery.createdAt), data: delivery.data });
+}
+
+/** A claim outlives its attempt by this much, so a live worker always settles before another may claim. */
+export function leaseMs(timeoutMs: number): number {
+  return timeoutMs + Math.max(1000, timeoutMs);
+}
+
+export class DeliveryWorker {
+  readonly #deps: WorkerDependencies;
+  readonly #sender: WebhookSender;
+  readonly #secrets = new Map<string, string>();
+  #listener: Listener | undefined;
+  #loop: Promise<void> | undefined;
+  #stopped = false;
+  #inFlight = 0;
+  #poked = false;
+  #wake: (() => void) | undefined;
+  #toSettle: Settled[] = [];
+  #settling: Promise<void> | undefined;
+  #idle: (() => void) | undefined;
+
+  constructor(deps: WorkerDependencies) {
+    this.#deps = deps;
+    this.#sender = new WebhookSender({
+      policy: deps.policy,
+      timeoutMs: deps.delivery.timeoutMs,
+      connectionsPerOrigin: deps.delivery.concurrency,
+    });
+  }
+
+  async start(): Promise<void> {
+    this.#listener = await this.#deps.listen(() => this.#poke());
+    this.#loop = this.#run();
+  }
+
+  /** Stops claiming, lets the attempts under way finish and settles them. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#poke();
+    await this.#loop;
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
+    await this.#settle();
+    await this.#listener?.close();
+    await this.#sender.close();
+  }
+
+  #poke(): void {
+    this.#poked = true;
+    this.#wake?.();
+  }
+
+  /** Waits for a notification, a finished attempt or the poll interval, whichever comes first. */
+  async #pause(): Promise<void> {
+    if (this.#poked) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, this.#deps.delivery.pollMs);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.#wake = done;
+    });
+    this.#wake = undefined;
+  }
+
+  async #run(): Promise<void> {
+    const { sql, delivery, logger } = this.#deps;
+    while (!this.#stopped) {
+      this.#poked = false;
+      const room = Math.min(CLAIM_BATCH, delivery.concurrency - this.#inFlight);
+      if (room > 0) {
+        let claimed: ClaimedDelivery[];
+        try {
+          claimed = await claimDeliveries(sql, room, leaseMs(delivery.timeoutMs));
+        } catch (error) {
+          logger.warn({ err: error }, 'could not claim webhook deliveries; trying again');
+          await this.#pause();
+          continue;
+        }
+        for (const claim of claimed) void this.#attempt(claim);
+        // A full batch: more may be due at once.
+        if (claimed.length === room) continue;
+      }
+      await this.#pause();
+    }
+  }
+
+  #secret(sealed: string, endpointId: string): string {
+    let secret = this.#secrets.get(sealed);
+    if (secret === undefined) {
+      if (this.#secrets.size >= SECRET_CACHE_MAX) this.#secrets.clear();
+      secret = this.#deps.box.open(sealed, endpointId);
+      this.#secrets.set(sealed, secret);
+    }
+    return secret;
+  }
+
+  async #attempt(claim: ClaimedDelivery): Promise<void> {
+    this.#inFlight++;
+    const { delivery, logger, sql } = this.#deps;
+    const startedAt = new Date();
+    let settled: Settled;
+    try {
+      const body = deliveryBody(claim);
+      const secrets = [claim.secret, ...(claim.previousSecret ? [claim.previousSecret] : [])].map((sealed) =>
+        this.#secret(sealed, claim.endpointId),
+      );
+      const signed = signedHeaders(secrets, claim.eventId, body, Math.floor(startedAt.getTime() / 1000));
+      const headers = {
+        ...signed,
+        'x-portico-event-id': claim.eventId,
+        'x-portico-event-type': claim.type,
+        'x-portico-delivery-attempt': String(claim.number),
+      };
+      const result = await this.#sender.send(claim.url, headers, body);
+      const wait = result.ok || result.gone ? undefined : nextWaitMs(delivery.retryScheduleMs, claim.attempt, result.retryAfterMs);
+      const state = result.ok ? 'succeeded' : wait === undefined ? 'dead' : 'failed';
+      if (result.gone)
+        await disableGoneEndpoint(sql, claim.endpointId, startedAt).catch((error: unknown) =>
+          logger.warn({ err: error }, 'could not disable an endpoint that answered 410'),
+        );
+      if (state === 'dead')
+        logger.info({ eventId: claim.eventId, endpointId: claim.endpointId, error: result.error }, 'webhook delivery dead-lettered');
+      settled = {
+        eventId: claim.eventId,
+        endpointId: claim.endpointId,
+        number: claim.number,
+        startedAt,
+        durationMs: result.durationMs,
+        statusCode: result.statusCode,
+        error: result.error,
+        responseBody: result.responseBody,
+        signature: signed[SIGNATURE_HEADER]!,
+        state,
+        nextAttemptAt: wait === undefined ? null : new Date(Date.now() + wait),
+      };
+    } catch (error) {
+      // Not the receiver's doing (a secret that does not open): retried on the schedule, and logged.
+      logger.error({ err: error, eventId: claim.eventId, endpointId: claim.endpointId }, 'could not prepare a webhook delivery');
+      const wait = nextWaitMs(delivery.retryScheduleMs, claim.attempt);
+      settled = {
+        eventId: claim.eventId,
+        endpointId: claim.endpointId,
+        number: claim.number,
+        startedAt,
+        durationMs: 0,
+        statusCode: null,
+        error: 'the delivery could not be prepared',
+        responseBody: null,
+        signature: '',
+        state: wait === undefined ? 'dead' : 'failed',
+        nextAttemptAt: wait === undefined ? null : new Date(Date.now() + wait),
+      };
+    }
+    this.#toSettle.push(settled);
+    void this.#settle();
+    this.#inFlight--;
+    if (this.#inFlight === 0) this.#idle?.();
+    this.#poke();
+  }
+
+  /** Writes the outcomes gathered so far in one statement; those that arrive meanwhile go in the next. */
+  async #settle(): Promise<void> {
+    while (this.#settling) await this.#settling;
+    if (this.#toSettle.length === 0) return;
+    const batch = this.#toSettle;
+    this.#toSettle = [];
+    this.#settling = settleDeliveries(this.#deps.sql, batch)
+      .catch((error: unknown) => {
+        // Kept for the next try; if the database stays away past the lease, another worker sends again.
+        this.#deps.logger.warn({ err: error, outcomes: batch.length }, 'could not record webhook attempts; trying again');
+        this.#toSettle.unshift(...batch);
+        setTimeout(() => void this.#settle(), this.#deps.delivery.pollMs).unref();
+      })
+      .finally(() => (this.#settling = undefined));
+    await this.#settling;
+  }
+}

@@ -1,0 +1,384 @@
+// Webhook delivery: signed (verified by independent libraries), retried on the schedule, dead-lettered,
+// re-sent by hand; every failure mode of a receiver; a worker killed mid-delivery and a database that
+// drops its connections; two workers sharing one queue.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { verify as octokitVerify } from '@octokit/webhooks-methods';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
+import type { DeliveryWorker } from '../../src/webhooks/worker.ts';
+import { usedCredential } from '../support/credentials.ts';
+import { runs } from '../support/long-mode.ts';
+import { match } from '../support/match.ts';
+import { startReceiver, type Answer, type Receiver, type Received } from '../support/receiver.ts';
+import { expectProblem, rest, type User } from '../support/rest.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { startServiceProcess } from '../support/service-process.ts';
+import { eventually } from '../support/steady-load.ts';
+import { TEST_DELIVERY, startTestWorker } from '../support/worker.ts';
+
+interface Endpoint {
+  id: string;
+  secret: string;
+}
+
+interface Attempt {
+  number: number;
+  startedAt: string;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+  signature: string;
+}
+
+interface Delivery {
+  eventId: string;
+  eventType: string;
+  status: string;
+  nextAttemptAt: string | null;
+  finishedAt: string | null;
+  attempts: Attempt[];
+}
+
+const defaults = loadConfig({});
+const serverOverrides = { webhooks: { ...defaults.webhooks, allowedHosts: ['127.0.0.1'] } };
+
+let server: TestServer;
+let receiver: Receiver;
+let worker: DeliveryWorker;
+
+beforeAll(async () => {
+  server = await startTestServer(serverOverrides);
+  receiver = await startReceiver();
+  worker = await startTestWorker(server);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await receiver?.close();
+  await server?.close();
+});
+
+let paths = 0;
+
+/** An endpoint of its own (its own path on the receiver), subscribed to `events` (default: all). */
+async function register(on: TestServer = server, to: Receiver = receiver, events?: string[]): Promise<Endpoint & { path: string }> {
+  const hookPath = `/hooks/${++paths}`;
+  const response = await rest<Endpoint>(on, 'POST', '/webhook-endpoints', {
+    json: { url: `${to.url}${hookPath}`, ...(events ? { events } : {}) },
+  });
+  if (response.status !== 201) throw new Error(response.text);
+  usedCredential(response.body.secret);
+  return { ...response.body, path: hookPath };
+}
+
+async function createUser(on: TestServer = server): Promise<User> {
+  const response = await rest<User>(on, 'POST', '/users', {
+    json: { name: 'Hook Test', email: `hook-${process.pid}-${Date.now()}-${Math.random()}@example.com` },
+  });
+  return response.body;
+}
+
+/** The requests an endpoint received for events of `type`, in order. */
+const requestsAt = (hookPath: string, type?: string, to: Receiver = receiver) =>
+  to.received.filter((request) => request.path === hookPath && (type === undefined || request.headers['x-portico-event-type'] === type));
+
+async function deliveries(endpointId: string, query = '', on: TestServer = server): Promise<Delivery[]> {
+  const response = await rest<{ items: Delivery[] }>(on, 'GET', `/webhook-endpoints/${endpointId}/deliveries${query}`);
+  if (response.status !== 200) throw new Error(response.text);
+  return response.body.items;
+}
+
+/** The delivery of the newest event of `type` to an endpoint, once it reached `status`. */
+async function settledDelivery(endpointId: string, type: string, status: string, on: TestServer = server): Promise<Delivery> {
+  let found: Delivery | undefined;
+  await eventually(
+    async () => (found = (await deliveries(endpointId, '', on)).find((d) => d.eventType === type && d.status === status)) !== undefined,
+    `a ${type} delivery to be ${status}`,
+    15_000,
+  );
+  return found!;
+}
+
+const header = (request: Received, name: string) => String(request.headers[name] ?? '');
+
+/**
+ * Answers requests for events (not the ping queued at registration) at `endpoint` with `answer`,
+ * everything else with 200.
+ */
+function answerAt(endpoint: { path: string }, answer: (request: Received) => Answer): Receiver['answer'] {
+  return (request) =>
+    request.path === endpoint.path && header(request, 'x-portico-event-type') !== 'ping' ? answer(request) : { status: 200 };
+}
+
+describe('a delivery', () => {
+  it('is the event as the feed shows it, signed so that independent libraries verify it', async () => {
+    const endpoint = await register();
+    const user = await createUser();
+    await eventually(() => requestsAt(endpoint.path, 'user.created').length > 0, 'the delivery', 10_000);
+    const [request] = requestsAt(endpoint.path, 'user.created');
+    const event = JSON.parse(request!.body) as { id: string; data: { object: unknown } };
+
+    expect(header(request!, 'content-type')).toBe('application/json');
+    expect(header(request!, 'x-portico-event-id')).toBe(event.id);
+    expect(header(request!, 'webhook-id')).toBe(event.id);
+    expect(header(request!, 'x-portico-delivery-attempt')).toBe('1');
+    expect(event.data.object).toEqual((await rest(server, 'GET', `/users/${user.id}`)).body);
+    expect(JSON.parse(request!.body)).toEqual((await rest(server, 'GET', `/events/${event.id}`)).body);
+
+    const signature = header(request!, 'x-portico-signature-256');
+    expect(signature).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(await octokitVerify(endpoint.secret, request!.body, signature)).toBe(true);
+    expect(verifyWebhookSignature(endpoint.secret, request!.body, signature)).toBe(true);
+    expect(verifyWebhookSignature(`${endpoint.secret}x`, request!.body, signature)).toBe(false);
+    expect(verifyWebhookSignature(endpoint.secret, `${request!.body} `, signature)).toBe(false);
+    const standard = new Webhook(endpoint.secret).verify(request!.body, {
+      'webhook-id': header(request!, 'webhook-id'),
+      'webhook-timestamp': header(request!, 'webhook-timestamp'),
+      'webhook-signature': header(request!, 'webhook-signature'),
+    });
+    expect(standard).toEqual(event);
+
+    const delivered = await settledDelivery(endpoint.id, 'user.created', 'succeeded');
+    expect(delivered.attempts).toEqual([match.objectContaining({ number: 1, statusCode: 200, error: null, signature })]);
+    // The ping queued at registration came first.
+    expect(requestsAt(endpoint.path).map((r) => header(r, 'x-portico-event-type'))).toEqual(['ping', 'user.created']);
+  });
+
+  it('is signed with both secrets during a rotation overlap', async () => {
+    const endpoint = await register();
+    const rotated = await rest<Endpoint>(server, 'POST', `/webhook-endpoints/${endpoint.id}/secrets`, { json: { overlapSeconds: 600 } });
+    const newSecret = usedCredential(rotated.body.secret);
+    await createUser();
+    await eventually(() => requestsAt(endpoint.path, 'user.created').length > 0, 'the delivery', 10_000);
+    const [request] = requestsAt(endpoint.path, 'user.created');
+    const signatures = header(request!, 'x-portico-signature-256').split(', ');
+    expect(signatures).toHaveLength(2);
+    expect(await octokitVerify(newSecret, request!.body, signatures[0]!)).toBe(true);
+    expect(await octokitVerify(endpoint.secret, request!.body, signatures[1]!)).toBe(true);
+    for (const secret of [newSecret, endpoint.secret]) {
+      expect(verifyWebhookSignature(secret, request!.body, header(request!, 'x-portico-signature-256'))).toBe(true);
+      const headers = Object.fromEntries(
+        ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => [name, header(request!, name)]),
+      );
+      expect(() => new Webhook(secret).verify(request!.body, headers)).not.toThrow();
+    }
+  });
+});
+
+describe('the retry schedule', () => {
+  it('retries a failing receiver on the schedule, the same bytes and event id each time, until it succeeds', async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    let failures = 0;
+    receiver.answer = answerAt(endpoint, () => (failures++ < 2 ? { status: 500, body: 'not now' } : { status: 200 }));
+    await createUser();
+    const delivered = await settledDelivery(endpoint.id, 'user.created', 'succeeded');
+    receiver.answer = () => ({ status: 200 });
+    const requests = requestsAt(endpoint.path, 'user.created');
+    expect(requests.map((r) => header(r, 'x-portico-delivery-attempt'))).toEqual(['1', '2', '3']);
+    expect(new Set(requests.map((r) => r.body)).size).toBe(1);
+    expect(new Set(requests.map((r) => header(r, 'x-portico-event-id'))).size).toBe(1);
+    expect(delivered.attempts.map((a) => [a.number, a.statusCode, a.error, a.responseBody])).toEqual([
+      [1, 500, 'HTTP 500', 'not now'],
+      [2, 500, 'HTTP 500', 'not now'],
+      [3, 200, null, null],
+    ]);
+  });
+
+  it('dead-letters after the last attempt; a re-send delivers the same event again, alone or in bulk', async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    receiver.answer = answerAt(endpoint, () => ({ status: 503 }));
+    await createUser();
+    await createUser();
+    const deadEvents = async () => (await deliveries(endpoint.id, '?status=dead')).filter((d) => d.eventType === 'user.created');
+    await eventually(async () => (await deadEvents()).length === 2, 'both deliveries to go dead', 15_000);
+    const dead = await deadEvents();
+    // One immediate retry and the schedule's three more: five attempts in all.
+    expect(dead.map((d) => d.attempts.length)).toEqual([
+      TEST_DELIVERY.retryScheduleMs.length + 1,
+      TEST_DELIVERY.retryScheduleMs.length + 1,
+    ]);
+    expect(dead[0]).toMatchObject({ nextAttemptAt: null, finishedAt: match.any(String) });
+    const succeeded = async () => (await deliveries(endpoint.id, '?status=succeeded')).filter((d) => d.eventType === 'user.created');
+    expect(await succeeded()).toEqual([]);
+
+    receiver.answer = () => ({ status: 200 });
+    const one = await rest<Delivery>(server, 'POST', `/webhook-endpoints/${endpoint.id}/deliveries/${dead[0]!.eventId}/attempts`);
+    expect([one.status, one.body.status]).toEqual([200, 'pending']);
+    await eventually(async () => (await succeeded()).length === 1, 'the re-sent delivery', 10_000);
+    const resent = requestsAt(endpoint.path, 'user.created').filter((r) => header(r, 'x-portico-event-id') === dead[0]!.eventId);
+    expect(resent.at(-1)!.headers['x-portico-delivery-attempt']).toBe(String(TEST_DELIVERY.retryScheduleMs.length + 2));
+
+    const bulk = await rest<{ queued: number }>(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`);
+    expect(bulk.body).toEqual({ queued: 1 });
+    await eventually(async () => (await succeeded()).length === 2, 'the bulk re-send', 10_000);
+    const windowed = await rest<{ queued: number }>(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`, {
+      json: { from: new Date(Date.now() + 60_000).toISOString() },
+    });
+    expect(windowed.body).toEqual({ queued: 0 });
+  });
+});
+
+describe('what a receiver can do wrong', () => {
+  /** Sends one event to a new endpoint whose receiver answers `first` once and 200 after; returns its delivery once settled. */
+  async function firstAnswered(first: Answer) {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    let answered = false;
+    receiver.answer = answerAt(endpoint, () => {
+      if (answered) return { status: 200 };
+      answered = true;
+      return first;
+    });
+    await createUser();
+    try {
+      return { endpoint, delivery: await settledDelivery(endpoint.id, 'user.created', 'succeeded') };
+    } finally {
+      receiver.answer = () => ({ status: 200 });
+    }
+  }
+
+  it.each([
+    ['a time-out', { hang: true } as const, /timed out/],
+    ['a reset connection', { reset: true } as const, /ECONNRESET|socket|closed/i],
+    ['a body too slow to finish', { slowBody: true } as const, /timed out/],
+    ['a redirect, not followed', { status: 302, headers: { location: '/elsewhere' } }, /redirect \(not followed\)/],
+    ['a 500', { status: 500 }, /HTTP 500/],
+  ])('%s fails the attempt and the next one delivers', async (_name, first, error) => {
+    const { delivery } = await firstAnswered(first);
+    expect(delivery.attempts.map((a) => a.number)).toEqual([1, 2]);
+    expect(delivery.attempts[0]!.error).toMatch(error);
+    expect(receiver.received.some((r) => r.path === '/elsewhere')).toBe(false);
+  });
+
+  it('a 429 with Retry-After defers the next attempt at least that long', async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    receiver.answer = answerAt(endpoint, () => ({ status: 429, headers: { 'retry-after': '30' } }));
+    await createUser();
+    const waiting = await settledDelivery(endpoint.id, 'user.created', 'failed');
+    receiver.answer = () => ({ status: 200 });
+    expect(Date.parse(waiting.nextAttemptAt!) - Date.parse(waiting.attempts[0]!.startedAt)).toBeGreaterThanOrEqual(30_000);
+    expect(requestsAt(endpoint.path, 'user.created')).toHaveLength(1);
+  });
+
+  it('410 Gone disables the endpoint, visibly, until it is enabled again', async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    receiver.answer = answerAt(endpoint, () => ({ status: 410 }));
+    await createUser();
+    const dead = await settledDelivery(endpoint.id, 'user.created', 'dead');
+    receiver.answer = () => ({ status: 200 });
+    expect(dead.attempts).toHaveLength(1);
+    const read = await rest<{ enabled: boolean; disabledReason: string }>(server, 'GET', `/webhook-endpoints/${endpoint.id}`);
+    expect(read.body).toMatchObject({ enabled: false, disabledReason: match.stringContaining('410 Gone') });
+    const enabled = await rest(server, 'PATCH', `/webhook-endpoints/${endpoint.id}`, {
+      json: { enabled: true },
+      contentType: 'application/merge-patch+json',
+    });
+    expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null });
+  });
+
+  it('an endpoint whose URL points inside the network is refused again at delivery time', async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    // As if the URL had passed registration (say, under other rules) and pointed inside since.
+    await server.orm.em.fork().execute(`update webhook_endpoints set url = 'http://10.0.0.1/hooks' where id = ?`, [endpoint.id]);
+    await createUser();
+    const waiting = await settledDelivery(endpoint.id, 'user.created', 'failed');
+    expect(waiting.attempts[0]!.error).toBe('refused: the URL must not point at 10.0.0.1, a private address');
+    expect(waiting.attempts[0]!.statusCode).toBeNull();
+  });
+
+  it('a re-send while an attempt is under way is refused with 409', async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    receiver.answer = answerAt(endpoint, () => ({ hang: true }));
+    await createUser();
+    await eventually(() => requestsAt(endpoint.path, 'user.created').length > 0, 'the attempt to start', 10_000);
+    const eventId = header(requestsAt(endpoint.path, 'user.created')[0]!, 'x-portico-event-id');
+    const refused = await rest(server, 'POST', `/webhook-endpoints/${endpoint.id}/deliveries/${eventId}/attempts`);
+    receiver.answer = () => ({ status: 200 });
+    expectProblem(refused, 409, 'conflict', `/webhook-endpoints/${endpoint.id}/deliveries/${eventId}/attempts`);
+    await settledDelivery(endpoint.id, 'user.created', 'succeeded');
+  });
+});
+
+describe('failures of the worker and the database', () => {
+  it('a worker killed mid-delivery loses nothing: after its lease another worker delivers', async () => {
+    const isolated = await startTestServer(serverOverrides);
+    const own = await startReceiver();
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-worker-'));
+    try {
+      own.answer = () => ({ hang: true });
+      const endpoint = await register(isolated, own, ['USER_CREATED']);
+      const doomed = await startServiceProcess(isolated.databaseUrl, dataDir, '', {
+        role: 'worker',
+        env: { WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_POLL_MS: '50' },
+      });
+      await createUser(isolated);
+      await eventually(() => requestsAt(endpoint.path, 'user.created', own).length > 0, 'the worker to start delivering', 10_000);
+      doomed.stop('SIGKILL');
+      expect(await doomed.exited).toBe('SIGKILL');
+      own.answer = () => ({ status: 200 });
+      const rescuer = await startTestWorker(isolated, { timeoutMs: 1000 });
+      try {
+        const delivered = await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
+        // The killed worker's attempt was never recorded; the event arrived, with the same id, all the same.
+        expect(delivered.attempts.at(-1)).toMatchObject({ statusCode: 200 });
+        expect(new Set(requestsAt(endpoint.path, 'user.created', own).map((r) => header(r, 'x-portico-event-id'))).size).toBe(1);
+      } finally {
+        await rescuer.stop();
+      }
+    } finally {
+      await own.close();
+      await isolated.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('recovers on its own when PostgreSQL drops every connection', async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    await server.orm.em
+      .fork()
+      .execute(`select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`);
+    await eventually(async () => (await rest(server, 'GET', '/events?limit=1')).status === 200, 'the service to reconnect', 15_000);
+    await createUser();
+    await settledDelivery(endpoint.id, 'user.created', 'succeeded');
+  });
+
+  it('two workers share one queue: every delivery made, none attempted twice at once', { timeout: 120_000 }, async () => {
+    const isolated = await startTestServer(serverOverrides);
+    const own = await startReceiver();
+    const workers = [await startTestWorker(isolated), await startTestWorker(isolated)];
+    try {
+      const endpoints: Endpoint[] = [];
+      for (let i = 0; i < 4; i++) endpoints.push(await register(isolated, own, ['ORDER_CREATED']));
+      const user = await createUser(isolated);
+      // 4 endpoints × 500 orders: 2,000 deliveries (8,000 in the long mode).
+      const orders = runs(500, 2000);
+      for (let sent = 0; sent < orders; sent += 25) {
+        await Promise.all(Array.from({ length: 25 }, () => rest(isolated, 'POST', `/users/${user.id}/orders`, { json: { total: 1 } })));
+      }
+      const expected = orders * endpoints.length;
+      await eventually(
+        async () => {
+          const [row] = await isolated.orm.em.fork().execute<{ n: number }[]>(
+            `select count(*)::int as n from webhook_deliveries d join events e on e.id = d.event_id
+               where d.state = 'succeeded' and e.type = 'order.created' and d.endpoint_id in (?)`,
+            [endpoints.map((e) => e.id)],
+          );
+          return row!.n === expected;
+        },
+        `all ${expected} deliveries to succeed`,
+        60_000,
+      );
+      const orderRequests = own.received.filter((r) => header(r, 'x-portico-event-type') === 'order.created');
+      const distinct = new Set(orderRequests.map((r) => `${r.path} ${header(r, 'x-portico-event-id')}`));
+      expect(distinct.size).toBe(expected);
+      expect(orderRequests.length).toBe(expected);
+      expect(own.overlaps).toEqual([]);
+    } finally {
+      for (const running of workers) await running.stop();
+      await own.close();
+      await isolated.close();
+    }
+  });
+});
