@@ -3,8 +3,11 @@
 //   create --key KEY_ID --url URL [--events user.created,order.created] [--description TEXT] [--json]
 //   list [--key KEY_ID] [--json]      update ID [--url URL] [--events a,b|all] [--description TEXT] [--enable|--disable] [--json]
 //   rotate ID [--overlap 24h] [--json]      delete ID [--json]
+//   deliveries ID [--status dead] [--json]   resend ID EVENT_ID [--json]   resend-dead ID [--from ISO] [--to ISO] [--json]
 import { commandLine, usageError, withDatabase } from './command-line.ts';
-import { ApiKey } from '../db/entities/index.ts';
+import { ApiKey, DELIVERY_STATES } from '../db/entities/index.ts';
+import { sqlOf } from '../db/sql.ts';
+import { listDeliveries, resendDeadDeliveries, resendDelivery } from '../services/webhook-deliveries.ts';
 import { NotFoundError } from '../errors.ts';
 import { CursorCodec } from '../pagination/cursor.ts';
 import { resolveSecret } from '../secrets.ts';
@@ -26,9 +29,12 @@ const USAGE = `usage: npm run webhooks -- create --key KEY_ID --url URL [--event
        npm run webhooks -- list [--key KEY_ID] [--json]
        npm run webhooks -- update ENDPOINT_ID [--url URL] [--events a,b|all] [--description TEXT] [--enable|--disable] [--json]
        npm run webhooks -- rotate ENDPOINT_ID [--overlap 24h] [--json]
-       npm run webhooks -- delete ENDPOINT_ID [--json]`;
+       npm run webhooks -- delete ENDPOINT_ID [--json]
+       npm run webhooks -- deliveries ENDPOINT_ID [--status ${DELIVERY_STATES.join('|')}] [--json]
+       npm run webhooks -- resend ENDPOINT_ID EVENT_ID [--json]
+       npm run webhooks -- resend-dead ENDPOINT_ID [--from 2026-11-22T00:00:00Z] [--to …] [--json]`;
 
-const COMMANDS = ['create', 'list', 'update', 'rotate', 'delete'];
+const COMMANDS = ['create', 'list', 'update', 'rotate', 'delete', 'deliveries', 'resend', 'resend-dead'];
 
 /** `--events`: event types as events name them (`user.created`) or as the API's enum does (`USER_CREATED`); `all` for every type. */
 function eventsOption(raw: string | undefined): string[] | null | undefined {
@@ -49,11 +55,22 @@ const { values, positionals } = commandLine(USAGE, {
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
   overlap: { type: 'string', default: '24h' },
+  status: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
   json: { type: 'boolean', default: false },
 });
-const [command, id] = positionals;
+const [command, id, eventId] = positionals;
 if (!command || !COMMANDS.includes(command)) fail(command ? `unknown command "${command}"` : 'a command is required');
-if (['update', 'rotate', 'delete'].includes(command) && !id) fail(`${command} needs the id of an endpoint (see \`webhooks list\`)`);
+if (command !== 'create' && command !== 'list' && !id) fail(`${command} needs the id of an endpoint (see \`webhooks list\`)`);
+if (command === 'resend' && !eventId) fail('resend needs the id of the event to send again (see `webhooks deliveries`)');
+/** `--from`/`--to`: an ISO 8601 instant. */
+function instant(name: string, raw: string | undefined): Date | undefined {
+  if (raw === undefined) return undefined;
+  const at = new Date(raw);
+  return Number.isNaN(at.getTime()) ? fail(`--${name} takes an ISO 8601 instant like 2026-11-22T00:00:00Z`) : at;
+}
+const window = { from: instant('from', values.from), to: instant('to', values.to) };
 if (command === 'create' && (!values.key || !values.url)) fail('create needs --key (the API key that owns the endpoint) and --url');
 if (values.enable && values.disable) fail('give --enable or --disable, not both');
 const overlapMs = parseDuration(values.overlap);
@@ -66,6 +83,7 @@ const print = (json: unknown, text: string) => process.stdout.write(values.json 
 const SHOWN_ONCE = 'This is the only time the signing secret is shown; store it now.';
 
 await withDatabase(async ({ config, db }) => {
+  const sql = await sqlOf(db.orm);
   const settings = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
   const em = db.orm.em.fork();
   /** The owner a `--key` names: that key's lineage. */
@@ -108,6 +126,22 @@ await withDatabase(async ({ config, db }) => {
       describe(endpoint),
       `rotated the secret of ${endpoint.id}; the old one signs beside it ${until}\n\n  ${endpoint.secret}\n\n${SHOWN_ONCE}`,
     );
+  } else if (command === 'deliveries') {
+    const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
+    const page = await listDeliveries(em, sql, cursors, operator, { endpointId: id!, status: values.status, limit: 100 });
+    const when = (at: number | null) => (at === null ? '' : new Date(at).toISOString());
+    const text = page.items.map(
+      (d) =>
+        `${d.eventId}  ${d.eventType.padEnd(13)}  ${d.status.padEnd(9)}  ${d.attempts.length} attempts  ${when(d.finishedAt ?? d.nextAttemptAt)}  ${d.attempts.at(-1)?.error ?? ''}`,
+    );
+    if (page.nextCursor) text.push('(the newest 100; page further through the API)');
+    print(page.items, text.length === 0 ? 'no deliveries' : text.join('\n'));
+  } else if (command === 'resend') {
+    const delivery = await resendDelivery(em, sql, operator, id!, eventId!);
+    print(delivery, `queued ${delivery.eventId} for ${id} again`);
+  } else if (command === 'resend-dead') {
+    const queued = await resendDeadDeliveries(em, sql, operator, id!, window);
+    print({ queued }, `queued ${queued} dead deliveries of ${id} again`);
   } else {
     print({ id: await deleteEndpoint(em, operator, id!) }, `deleted ${id}`);
   }

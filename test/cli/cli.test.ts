@@ -253,6 +253,17 @@ describe('npm run webhooks', () => {
     expect(human.stdout).toContain(`${endpoint.id}  disabled  https://93.184.216.34/hooks  [all events]`);
     expect(human.stdout).not.toContain('whsec_');
 
+    // The ping, as if every attempt had failed: the dead-letter queue.
+    await query(database.url, `update webhook_deliveries set state = 'dead', finished_at = now() where endpoint_id = '${endpoint.id}'`);
+    const dead = await webhooks('deliveries', endpoint.id, '--status', 'dead', '--json');
+    expect(dead.code, dead.stderr).toBe(0);
+    const [deadPing] = JSON.parse(dead.stdout) as { eventId: string; eventType: string; status: string }[];
+    expect(deadPing).toMatchObject({ eventType: 'ping', status: 'dead' });
+    expect(JSON.parse((await webhooks('resend-dead', endpoint.id, '--json')).stdout)).toEqual({ queued: 1 });
+    const resent = await webhooks('resend', endpoint.id, deadPing!.eventId, '--json');
+    expect([resent.code, (JSON.parse(resent.stdout) as { status: string }).status]).toEqual([0, 'pending']);
+    expect((await webhooks('deliveries', endpoint.id)).stdout).toContain(`${deadPing!.eventId}  ping`);
+
     expect((await webhooks('delete', endpoint.id)).code).toBe(0);
     expect((await webhooks('list')).stdout.trim()).toBe('no webhook endpoints');
   });

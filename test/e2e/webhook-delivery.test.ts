@@ -64,7 +64,10 @@ afterAll(async () => {
 let paths = 0;
 
 /** An endpoint of its own (its own path on the receiver), subscribed to `events` (default: all). */
-async function register(on: TestServer = server, to: Receiver = receiver, events?: string[]): Promise<Endpoint & { path: string }> {
+/** Whatever speaks HTTP to the API with a key: a test server, or the service as a process. */
+type Client = Pick<TestServer, 'fetch'>;
+
+async function register(on: Client = server, to: Receiver = receiver, events?: string[]): Promise<Endpoint & { path: string }> {
   const hookPath = `/hooks/${++paths}`;
   const response = await rest<Endpoint>(on, 'POST', '/webhook-endpoints', {
     json: { url: `${to.url}${hookPath}`, ...(events ? { events } : {}) },
@@ -74,7 +77,7 @@ async function register(on: TestServer = server, to: Receiver = receiver, events
   return { ...response.body, path: hookPath };
 }
 
-async function createUser(on: TestServer = server): Promise<User> {
+async function createUser(on: Client = server): Promise<User> {
   const response = await rest<User>(on, 'POST', '/users', {
     json: { name: 'Hook Test', email: `hook-${process.pid}-${Date.now()}-${Math.random()}@example.com` },
   });
@@ -85,14 +88,14 @@ async function createUser(on: TestServer = server): Promise<User> {
 const requestsAt = (hookPath: string, type?: string, to: Receiver = receiver) =>
   to.received.filter((request) => request.path === hookPath && (type === undefined || request.headers['x-portico-event-type'] === type));
 
-async function deliveries(endpointId: string, query = '', on: TestServer = server): Promise<Delivery[]> {
+async function deliveries(endpointId: string, query = '', on: Client = server): Promise<Delivery[]> {
   const response = await rest<{ items: Delivery[] }>(on, 'GET', `/webhook-endpoints/${endpointId}/deliveries${query}`);
   if (response.status !== 200) throw new Error(response.text);
   return response.body.items;
 }
 
 /** The delivery of the newest event of `type` to an endpoint, once it reached `status`. */
-async function settledDelivery(endpointId: string, type: string, status: string, on: TestServer = server): Promise<Delivery> {
+async function settledDelivery(endpointId: string, type: string, status: string, on: Client = server): Promise<Delivery> {
   let found: Delivery | undefined;
   await eventually(
     async () => (found = (await deliveries(endpointId, '', on)).find((d) => d.eventType === type && d.status === status)) !== undefined,
@@ -298,6 +301,40 @@ describe('what a receiver can do wrong', () => {
     receiver.answer = () => ({ status: 200 });
     expectProblem(refused, 409, 'conflict', `/webhook-endpoints/${endpoint.id}/deliveries/${eventId}/attempts`);
     await settledDelivery(endpoint.id, 'user.created', 'succeeded');
+  });
+});
+
+describe('running it', () => {
+  it('the service started as `npm start` does (API and worker in one process) delivers webhooks', async () => {
+    const isolated = await startTestServer(serverOverrides);
+    const own = await startReceiver();
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-start-'));
+    try {
+      const service = await startServiceProcess(isolated.databaseUrl, dataDir, '', {
+        role: 'all',
+        env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' },
+      });
+      try {
+        // Spoken to directly, with the suite's key (the two share the database).
+        const direct: Client = {
+          fetch: (route, init = {}) =>
+            fetch(`${service.url}${route}`, {
+              ...init,
+              headers: { 'x-api-key': isolated.apiKey, ...(init.headers as Record<string, string>) },
+            }),
+        };
+        const endpoint = await register(direct, own, ['USER_CREATED']);
+        await createUser(direct);
+        await eventually(() => requestsAt(endpoint.path, 'user.created', own).length === 1, 'the delivery', 10_000);
+      } finally {
+        service.stop();
+        expect(await service.exited).toBe(0);
+      }
+    } finally {
+      await own.close();
+      await isolated.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

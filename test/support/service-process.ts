@@ -22,7 +22,7 @@ export async function startServiceProcess(
   databaseUrl: string,
   dataDir: string,
   failpoints: string,
-  { role = 'api', env = {} }: { role?: 'api' | 'worker'; env?: Record<string, string> } = {},
+  { role = 'api', env = {} }: { role?: 'all' | 'api' | 'worker'; env?: Record<string, string> } = {},
 ): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['src/main.ts', role], {
     cwd: ROOT,
