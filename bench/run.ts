@@ -29,6 +29,7 @@ import { REDIS_SERVER_PATH, startTestRedis } from '../test/support/redis.ts';
 import { load, quantile, type Run } from './load.ts';
 import { CAN_PIN, childrenCpuMs, cpuMs, pin, pinned, rssMb, watchRss } from './process-stats.ts';
 import { summarise } from './profile-summary.ts';
+import { webhookDelivery } from './webhooks.ts';
 import { scenarios, type ServerName, type Variant } from './scenarios.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
 import { shaped } from '../src/guards.ts';
@@ -437,6 +438,8 @@ try {
       .variants.find((v) => v.label.startsWith('Portico REST'))!;
     const narrowed = process.env.BENCH_SCENARIOS !== undefined || wantedServers !== undefined;
     const strangerLines = narrowed ? [] : await strangers(admin, serverOf('Portico'), porticoRead, database.url(), pepper, apiKey);
+    const webhookLines =
+      narrowed && !process.env.BENCH_SCENARIOS?.includes('webhook') ? [] : await webhookDelivery(database.url(), env, ROOT, SERVER_CORE);
     const memoryBudgetUs = await budgetCheck(new MemoryCounter(60_000));
     const redisBudgetUs = await redisBudgetCheck();
 
@@ -468,6 +471,7 @@ try {
         '',
       ]),
       ...strangerLines,
+      ...webhookLines,
       '## Rate limit budget checks',
       '',
       `One budget check takes ${memoryBudgetUs.toFixed(2)} µs in memory` +

@@ -42,22 +42,23 @@ const DELIVERY_COLUMNS = `d.event_id as "eventId", ev.type as "eventType", d.sta
   case when d.state in ('pending', 'failed') then ${ms('d.next_attempt_at')} end as "nextAttemptAt",
   ${ms('d.created_at')} as "createdAt", ${ms('d.finished_at')} as "finishedAt"`;
 
-/** A page of an endpoint's deliveries, newest first; parameters: endpoint, [state], [before event id], limit. */
-function deliveriesPage(ofState: boolean, after: boolean): Statement {
+/**
+ * A page of an endpoint's deliveries (of one state, written into the statement so that the dead-letter
+ * queue's partial index serves it), newest first; parameters: endpoint, [before event id], limit.
+ */
+function deliveriesPage(state: DeliveryState | undefined, after: boolean): Statement {
   const conditions = ['d.endpoint_id = $1'];
-  let next = 2;
-  if (ofState) conditions.push(`d.state = $${next++}`);
-  if (after) conditions.push(`d.event_id < $${next++}`);
+  if (state) conditions.push(`d.state = '${state}'`);
+  if (after) conditions.push(`d.event_id < $2`);
   return statement(
-    `deliveries_${ofState ? 'of_state' : 'all'}${after ? '_after' : ''}`,
+    `deliveries_${state ?? 'all'}${after ? '_after' : ''}`,
     `select ${DELIVERY_COLUMNS} from webhook_deliveries d join events ev on ev.id = d.event_id
-     where ${conditions.join(' and ')} order by d.event_id desc limit $${next}`,
+     where ${conditions.join(' and ')} order by d.event_id desc limit $${after ? 3 : 2}`,
   );
 }
-const PAGES = {
-  all: { first: deliveriesPage(false, false), after: deliveriesPage(false, true) },
-  ofState: { first: deliveriesPage(true, false), after: deliveriesPage(true, true) },
-};
+const PAGES = new Map(
+  [undefined, ...DELIVERY_STATES].map((state) => [state, { first: deliveriesPage(state, false), after: deliveriesPage(state, true) }]),
+);
 const ATTEMPTS = statement(
   'attempts_of_deliveries',
   `select event_id as "eventId", number, ${ms('started_at')} as "startedAt", duration_ms as "durationMs", status_code as "statusCode",
@@ -123,10 +124,9 @@ export async function listDeliveries(
     id: (delivery) => delivery.eventId,
   };
   const after = args.cursor == null ? undefined : positionAfter(keyset, cursors, args.cursor, 'cursor')[1];
-  const statements = status === undefined ? PAGES.all : PAGES.ofState;
+  const statements = PAGES.get(status)!;
   const rows = await sql.rows<Omit<DeliveryRecord, 'attempts'>>(after === undefined ? statements.first : statements.after, [
     endpointId,
-    ...(status === undefined ? [] : [status]),
     ...(after === undefined ? [] : [after]),
     limit! + 1,
   ]);

@@ -105,7 +105,8 @@ export class DeliveryWorker {
     while (!this.#stopped) {
       this.#poked = false;
       const room = Math.min(CLAIM_BATCH, delivery.concurrency - this.#inFlight);
-      if (room > 0) {
+      // Claims wait until a quarter of the places are free (or none is busy): fewer, larger claims.
+      if (room > 0 && (this.#inFlight === 0 || room >= Math.ceil(delivery.concurrency / 4))) {
         let claimed: ClaimedDelivery[];
         try {
           claimed = await claimDeliveries(sql, room, leaseMs(delivery.timeoutMs));

@@ -35,8 +35,8 @@ export const WebhookDeliverySchema = defineEntity({
   },
   indexes: [
     { name: 'webhook_deliveries_due_idx', properties: ['nextAttemptAt'], where: `state in ('pending', 'failed')` },
-    { name: 'webhook_deliveries_endpoint_id_state_event_id_idx', properties: ['endpoint', 'state', 'event'] },
     { name: 'webhook_deliveries_endpoint_id_event_id_idx', properties: ['endpoint', 'event'] },
+    { name: 'webhook_deliveries_dead_idx', properties: ['endpoint', 'event'], where: `state = 'dead'` },
   ],
   // Workers are woken when deliveries are queued (a notification is sent on commit, once per
   // transaction however many rows; a write that queued none sends none).
