@@ -9,7 +9,6 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
-import type { DeliveryWorker } from '../../src/webhooks/worker.ts';
 import { usedCredential } from '../support/credentials.ts';
 import { runs } from '../support/long-mode.ts';
 import { match } from '../support/match.ts';
@@ -18,7 +17,8 @@ import { expectProblem, rest, type User } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
-import { TEST_DELIVERY, startTestWorker } from '../support/worker.ts';
+import { TEST_DELIVERY, startTestWorker, type TestWorker } from '../support/worker.ts';
+import { startTcpProxy, type Fault } from '../support/tcp-proxy.ts';
 
 interface Endpoint {
   id: string;
@@ -48,7 +48,7 @@ const serverOverrides = { webhooks: { ...defaults.webhooks, allowedHosts: ['127.
 
 let server: TestServer;
 let receiver: Receiver;
-let worker: DeliveryWorker;
+let worker: TestWorker;
 
 beforeAll(async () => {
   server = await startTestServer(serverOverrides);
@@ -301,6 +301,42 @@ describe('what a receiver can do wrong', () => {
     receiver.answer = () => ({ status: 200 });
     expectProblem(refused, 409, 'conflict', `/webhook-endpoints/${endpoint.id}/deliveries/${eventId}/attempts`);
     await settledDelivery(endpoint.id, 'user.created', 'succeeded');
+  });
+});
+
+describe.each<[string, Fault]>([
+  ['refuses connections', 'refuse'],
+  ['resets connections', 'reset'],
+  ['drops packets', 'blackhole'],
+])('PostgreSQL that %s', (_name, fault) => {
+  it('stops the worker only while it lasts: once it is over, the worker delivers on its own', async () => {
+    const isolated = await startTestServer(serverOverrides);
+    const own = await startReceiver();
+    const database = new URL(isolated.databaseUrl);
+    const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    const faulty = await startTestWorker(isolated, {}, { databaseUrl: proxy.proxiedUrl(isolated.databaseUrl) });
+    try {
+      const endpoint = await register(isolated, own, ['USER_CREATED']);
+      await eventually(() => requestsAt(endpoint.path, 'ping', own).length === 1, 'the ping', 10_000);
+      await proxy.set(fault);
+      await createUser(isolated);
+      // The worker meets the fault (its claims fail, bounded by the connection and statement time-outs)…
+      await eventually(
+        () => faulty.logs.some((line) => line.msg === 'could not claim webhook deliveries; trying again'),
+        'the worker to meet the fault',
+        15_000,
+      );
+      expect(requestsAt(endpoint.path, 'user.created', own)).toEqual([]);
+      await proxy.set('pass');
+      // …and once the database is back, the event arrives without anyone's help.
+      await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
+      expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
+    } finally {
+      await faulty.stop();
+      await proxy.close();
+      await own.close();
+      await isolated.close();
+    }
   });
 });
 
