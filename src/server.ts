@@ -71,6 +71,12 @@ export interface App {
   close(): Promise<void>;
 }
 
+/**
+ * The headers GraphiQL opens with: a placeholder to replace with a key. Browsers refuse header values
+ * outside ISO-8859-1, so it is plain ASCII; sent as it is, it earns the service's own 401.
+ */
+export const GRAPHIQL_HEADERS = '{\n  "x-api-key": "paste-your-api-key-here"\n}';
+
 /** /ready answers within this, whatever the pool does. */
 const READINESS_CHECK_MS = 1500;
 
@@ -101,7 +107,7 @@ export function createApp(dependencies: AppDependencies): App {
     // Yoga's built-in probe matches any URL that merely ends in its path; ours are exact (probes.ts).
     healthCheckEndpoint: `/.yoga-health-${randomUUID()}`,
     // The page is public; it sends the key the user types into its headers.
-    graphiql: config.graphiql ? { title: 'Portico GraphiQL', headers: '{\n  "x-api-key": "pk_test_…"\n}' } : false,
+    graphiql: config.graphiql ? { title: 'Portico GraphiQL', headers: GRAPHIQL_HEADERS } : false,
     renderGraphiQL,
     maskedErrors: { maskError: (error) => maskError(error), isDev: false },
     logging: {

@@ -1,41 +1,16 @@
 // The API reference at /docs, read in a real browser: Swagger UI must render the service's own OpenAPI
 // document from assets the service serves itself, without a single request leaving the machine.
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_PATH, SKIP_BROWSER, launchChromium } from '../support/browser.ts';
 import { match } from '../support/match.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-// CI always runs the browser test (.ci/run installs Chromium through `npm test`); a developer machine
-// without Chromium and without the rights to install it reports the test as skipped, saying why.
-const SKIP_BROWSER = !process.env.CI && !existsSync(CHROMIUM_PATH);
 const CONTENT_TYPES: Record<string, RegExp> = {
   js: /^text\/javascript\b/,
   css: /^text\/css\b/,
   png: /^image\/png$/,
 };
-
-async function launchChromium(): Promise<Browser> {
-  try {
-    return await chromium.launch({
-      executablePath: CHROMIUM_PATH,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-dev-shm-usage',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    });
-  } catch (error) {
-    throw new Error(`Cannot launch Chromium at ${CHROMIUM_PATH}: install Debian's chromium package or set CHROMIUM_PATH.`, {
-      cause: error,
-    });
-  }
-}
 
 /** The block Swagger UI renders for one operation. */
 const operation = (page: Page, method: string, path: string) =>
