@@ -49,7 +49,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 try {
-  const { config, logger, db } = await start({ migrate: true });
+  const { config, logger, db } = await start({ migrate: true, service: true });
   armFailpoints(config.failpoints);
   stop = () => db.close();
   const sql = await sqlOf(db.orm);

@@ -18,6 +18,8 @@ export interface Database {
 
 export interface OpenOptions {
   migrate: boolean;
+  /** The service (not a command): the only one allowed on an embedded data folder at a time. */
+  service?: boolean;
   onQuery?: (sql: string) => void;
 }
 
@@ -26,7 +28,10 @@ export function databaseBounds(config: Config): ConnectionBounds {
 }
 
 export async function openDatabase(config: Config, logger: Logger, options: OpenOptions): Promise<Database> {
-  const embedded = config.databaseUrl === undefined ? await startEmbeddedPostgres(config.dataDir, logger) : undefined;
+  const embedded =
+    config.databaseUrl === undefined
+      ? await startEmbeddedPostgres(config.dataDir, logger, {}, { service: options.service ?? false })
+      : undefined;
   const url = config.databaseUrl ?? embedded!.url();
   const bounds = databaseBounds(config);
   const availability = new DatabaseAvailability(logger, () => probeDatabase(url, bounds));

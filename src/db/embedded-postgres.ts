@@ -188,14 +188,28 @@ async function initialise(bin: Binaries, pgdata: string, password: string, runAs
   }
 }
 
+/** Who started the server in a data folder, and whether that was a service or a command. */
+interface Owner {
+  pid: number;
+  service: boolean;
+}
+
+async function readOwner(ownerFile: string): Promise<Owner | undefined> {
+  const [pid, role] = (await fs.readFile(ownerFile, 'utf8').catch(() => '')).split('\n');
+  return pid ? { pid: Number(pid), service: role === 'service' } : undefined;
+}
+
 /**
  * Starts (or adopts) the PostgreSQL server kept in `dataDir`. `settings` are extra server settings
- * for a server this call starts (the benchmark loads pg_stat_statements).
+ * for a server this call starts (the benchmark loads pg_stat_statements). One *service* per data
+ * folder: a second one is refused while the first runs (the first would stop the server under it);
+ * commands (the CLI) share the server with a running service, or start one for themselves.
  */
 export async function startEmbeddedPostgres(
   dataDir: string,
   logger: Logger,
   settings: Record<string, string> = {},
+  { service = false }: { service?: boolean } = {},
 ): Promise<EmbeddedPostgres> {
   const pgdata = path.join(dataDir, 'postgres');
   const credentialsFile = path.join(dataDir, 'postgres-credentials.json');
@@ -244,9 +258,17 @@ export async function startEmbeddedPostgres(
   const running = await readRunningServer(pgdata);
   if (running) {
     ({ port, pid } = running);
-    const ownerPid = Number(await fs.readFile(ownerFile, 'utf8').catch(() => 'NaN'));
+    const owner = await readOwner(ownerFile);
+    const ownerPid = owner?.pid ?? Number.NaN;
     if (ownerPid !== process.pid && (await isRunning(ownerPid, 'node'))) {
-      owned = false;
+      if (service && owner?.service) {
+        throw new StartupError(
+          `Another Portico service (process ${ownerPid}) is running on the embedded PostgreSQL in ${dataDir}; set DATABASE_URL to share its database, or DATA_DIR to a folder of its own to run apart.`,
+        );
+      }
+      // A service outlives a command that started the server: it takes the server over, so the
+      // command leaves it running when it ends.
+      owned = service;
       logger.info({ port, ownerPid }, 'using the embedded PostgreSQL started by another running process');
     } else {
       logger.warn({ port, pid }, 'found the embedded PostgreSQL left running by a previous run that did not stop cleanly; taking it over');
@@ -274,7 +296,7 @@ export async function startEmbeddedPostgres(
     await waitUntilReady(urlFor(port, password, 'postgres'), () => exited, logFile);
     logger.info({ port, pgdata }, 'embedded PostgreSQL started');
   }
-  if (owned) await fs.writeFile(ownerFile, String(process.pid));
+  if (owned) await fs.writeFile(ownerFile, `${process.pid}\n${service ? 'service' : 'command'}\n`);
 
   const admin = new pg.Client({ connectionString: urlFor(port, password, 'postgres') });
   await admin.connect();
@@ -292,6 +314,8 @@ export async function startEmbeddedPostgres(
     async stop() {
       if (!owned || stopped) return;
       stopped = true;
+      // A service that started meanwhile took the server over; it stops it when it ends.
+      if ((await readOwner(ownerFile))?.pid !== process.pid) return;
       // SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, checkpoint, exit.
       try {
         process.kill(pid, 'SIGINT');

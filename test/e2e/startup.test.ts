@@ -217,7 +217,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
 
     const pgPid = await postgresPid(dataDir);
     expect(pidGone(pgPid)).toBe(false);
-    expect(await fs.readFile(path.join(dataDir, 'postgres.owner'), 'utf8')).toBe(String(run.child.pid));
+    expect(await fs.readFile(path.join(dataDir, 'postgres.owner'), 'utf8')).toBe(`${run.child.pid}\nservice\n`);
 
     run.child.kill('SIGINT');
     expect(await run.exited).toEqual({ code: 0, signal: null });
@@ -242,6 +242,35 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     expect(await run.exited).toEqual({ code: 0, signal: null });
     await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
     expect(run.stderr).toBe('');
+  });
+
+  it('refuses a second service on the same data folder in one sentence; commands still work beside the first', async () => {
+    const port = await freePort();
+    const first = startProcess({ DATA_DIR: dataDir, PORT: String(port) });
+    await waitUntilListening(first);
+
+    const second = startProcess({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+    expect(await second.exited).toEqual({ code: 1, signal: null });
+    expect(second.stderr).toBe(
+      `portico: cannot start: Another Portico service (process ${first.child.pid}) is running on the embedded PostgreSQL in ${dataDir}; set DATABASE_URL to share its database, or DATA_DIR to a folder of its own to run apart.\n`,
+    );
+
+    const command = spawn(process.execPath, ['src/cli/keys.ts', 'list', '--json'], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let listed = '';
+    command.stdout.setEncoding('utf8').on('data', (chunk: string) => (listed += chunk));
+    expect(await new Promise((resolve) => command.once('close', resolve))).toBe(0);
+    expect((JSON.parse(listed) as unknown[]).length).toBeGreaterThan(0);
+    // The command left the server running under the service.
+    expect(await gql(port, READ_USER, { id: user.id })).toEqual({ user });
+
+    const pgPid = await postgresPid(dataDir);
+    first.child.kill('SIGINT');
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
   });
 
   it('takes over the PostgreSQL left running by a SIGKILLed run, and stops it on SIGTERM', async () => {
