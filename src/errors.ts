@@ -36,7 +36,7 @@ export const PROBLEM_KINDS = {
     wholeRequest: true,
     retryAfterS: IN_FLIGHT_RETRY_AFTER_S,
   },
-  'payload-too-large': { status: 413, title: 'Request body too large', code: 'BAD_USER_INPUT' },
+  'payload-too-large': { status: 413, title: 'Request body too large', code: 'PAYLOAD_TOO_LARGE' },
   'uri-too-long': { status: 414, title: 'URI too long', code: 'BAD_USER_INPUT' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type', code: 'BAD_USER_INPUT' },
   'idempotency-key-reused': { status: 422, title: 'Idempotency key reused', code: 'IDEMPOTENCY_KEY_REUSED', wholeRequest: true },

@@ -56,6 +56,16 @@ export function logLevelOf(error: unknown): 'debug' | 'warn' | 'error' {
   return domain !== undefined || isGraphQLOwnError(error) ? 'debug' : 'error';
 }
 
+/**
+ * A document over a limit is refused as GraphQL over HTTP refuses one that does not validate, whichever
+ * limit it broke (armor's while parsing and validating, cost at execution start): 400 to
+ * `application/graphql-response+json`, 200 to `application/json` (yoga applies the rule to errors
+ * marked `spec`).
+ */
+function specRule(kind: ProblemKind): { spec?: true } {
+  return kind === 'query-too-complex' ? { spec: true } : {};
+}
+
 export function maskError(error: unknown): GraphQLError {
   const located = error instanceof GraphQLError ? error : undefined;
   const options = { nodes: located?.nodes, source: located?.source, positions: located?.positions, path: located?.path };
@@ -69,7 +79,9 @@ export function maskError(error: unknown): GraphQLError {
         // Set by useWholeRequestDenials when the denial stopped the whole request.
         // graphql-jit's errors may carry no extensions at all.
         ...(located?.extensions?.http ? { http: located.extensions.http } : {}),
-        ...(whole ? { http: { status: PROBLEM_KINDS[domain.kind].status, headers: problemHeaders(domain.kind) } } : {}),
+        ...(whole
+          ? { http: { status: PROBLEM_KINDS[domain.kind].status, headers: problemHeaders(domain.kind), ...specRule(domain.kind) } }
+          : {}),
         code: domain.code,
         type: domain.type,
         ...(domain instanceof ValidationError ? { errors: domain.fieldErrors } : {}),

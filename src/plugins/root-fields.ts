@@ -1,5 +1,6 @@
 // The root fields an operation runs, as usage counting and rate limiting both see them: the chosen
 // operation's top-level fields, including those reached through inline fragments and fragment spreads.
+// `__typename` is no operation (it reads nothing), so it is neither counted nor billed.
 import {
   Kind,
   getOperationAST,
@@ -40,7 +41,7 @@ function walk(document: DocumentNode, operationName: string | null | undefined):
   }
   const collect = (selectionSet: SelectionSetNode, seen: ReadonlySet<string>): FieldNode[] =>
     selectionSet.selections.flatMap((selection) => {
-      if (selection.kind === Kind.FIELD) return [selection];
+      if (selection.kind === Kind.FIELD) return selection.name.value === '__typename' ? [] : [selection];
       if (selection.kind === Kind.INLINE_FRAGMENT) return collect(selection.selectionSet, seen);
       const fragment = fragments.get(selection.name.value);
       // A fragment spread within itself is a cycle, which validation refuses anyway.

@@ -158,7 +158,10 @@ describe('request bounds', () => {
     const query = `{ users(first: 1) { pageInfo { hasNextPage } } } # ${'x'.repeat(70_000)}`;
     const response = await server.gql(query);
     expect(response.status).toBe(413);
-    expect(response.body.errors![0]!.extensions).toMatchObject({ type: 'https://portico.dev/problems/payload-too-large' });
+    expect(response.body.errors![0]!.extensions).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      type: 'https://portico.dev/problems/payload-too-large',
+    });
   });
 
   it('refuses batched GraphQL requests: one operation per request, so every limit applies to it', async () => {

@@ -1,5 +1,7 @@
-// GraphQL shape and cost limits: a document over any of them is refused with 400 and
-// QUERY_TOO_COMPLEX, saying which limit and by how much, before a single SQL statement runs.
+// GraphQL shape and cost limits: a document over any of them is refused with QUERY_TOO_COMPLEX, saying
+// which limit and by how much, before a single SQL statement runs; with one rule for its status, GraphQL
+// over HTTP's for a document that does not validate: 400 to `application/graphql-response+json`, 200
+// (the errors, no data) to `application/json`.
 import { getIntrospectionQuery, parse, type OperationDefinitionNode } from 'graphql';
 import { schema } from '../../src/graphql/schema.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,8 +20,16 @@ afterAll(() => server.close());
 
 async function expectRefused(query: string, message: RegExp, variables?: Record<string, unknown>) {
   server.statements.length = 0;
+  const legacy = await server.gql(query, variables, { accept: 'application/json' });
+  expect([legacy.status, legacy.headers.get('content-type'), legacy.body.data]).toEqual([
+    200,
+    'application/json; charset=utf-8',
+    undefined,
+  ]);
+  expect(legacy.body.errors![0]!.extensions.code).toBe('QUERY_TOO_COMPLEX');
   const response = await server.gql(query, variables);
   expect(response.status, JSON.stringify(response.body)).toBe(400);
+  expect(response.body.data).toBeUndefined();
   const error = response.body.errors![0]!;
   expect(error.extensions).toMatchObject({ code: 'QUERY_TOO_COMPLEX', type: 'https://portico.dev/problems/query-too-complex' });
   expect(error.message).toMatch(message);

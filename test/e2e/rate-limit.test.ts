@@ -115,6 +115,11 @@ describe('one instance, counters in memory', () => {
       { 'x-api-key': key },
     );
     expect(rateLimitOf(fragment).remaining).toBe(4);
+    // `__typename` reads nothing: it is no operation, alone or beside one.
+    const typename = await server.gql('{ __typename }', {}, { 'x-api-key': key });
+    expect([typename.status, typename.body.data, rateLimitOf(typename).remaining]).toEqual([200, { __typename: 'Query' }, 4]);
+    const beside = await server.gql(`{ __typename user(id: "${userId}") { id } }`, {}, { 'x-api-key': key });
+    expect(rateLimitOf(beside).remaining).toBe(3);
   });
 
   it('tells GraphQL clients their budget in the rateLimit field, this request included', async () => {
