@@ -5,6 +5,7 @@ import { parseDuration } from './duration.ts';
 import { normalizeCidr } from './net/cidr.ts';
 import { FAILPOINTS, type Failpoint } from './failpoints.ts';
 import { isOneOf } from './guards.ts';
+import type { LogFormat } from './log.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -20,6 +21,8 @@ export interface Config {
   databaseConnectTimeoutMs: number;
   production: boolean;
   logLevel: LogLevel;
+  /** LOG_FORMAT; unset: readable on a terminal in development, JSON otherwise (decided at start). */
+  logFormat: LogFormat | undefined;
   /** Unset outside production: generated once and kept in `<dataDir>/cursor-secret`. */
   cursorSecret: string | undefined;
   /** Keys API key hashes; unset outside production: generated once and kept in `<dataDir>/api-key-pepper`. */
@@ -117,6 +120,15 @@ export class ConfigError extends Error {
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
+
+/** One of a list of words, lowercase; unset when the variable is. */
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[]): T | undefined {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return undefined;
+  if (isOneOf(values, raw)) return raw;
+  throw new ConfigError(`${name} must be one of ${values.join(', ')} (got "${env[name]}").`);
+}
 
 type Env = Record<string, string | undefined>;
 
@@ -196,7 +208,7 @@ function originList(env: Env, name: string): string[] {
   });
 }
 
-function jwtConfig(env: Env, production: boolean): JwtConfig {
+function jwtConfig(env: Env, missing: string[] | undefined): JwtConfig {
   const jwksUrl = env.JWT_JWKS_URL?.trim() || undefined;
   if (jwksUrl !== undefined && !/^https?:\/\//.test(jwksUrl))
     throw new ConfigError(`JWT_JWKS_URL must be an http(s) URL (got "${jwksUrl}").`);
@@ -208,11 +220,9 @@ function jwtConfig(env: Env, production: boolean): JwtConfig {
   if (secret !== undefined && secret.length < 32) throw new ConfigError('JWT_SECRET must be at least 32 characters long.');
   const sources = [jwksUrl, publicKey, secret].filter((value) => value !== undefined).length;
   if (sources > 1) throw new ConfigError('Set only one of JWT_JWKS_URL, JWT_PUBLIC_KEY and JWT_SECRET.');
-  if (production && (sources === 0 || !env.JWT_ISSUER || !env.JWT_AUDIENCE)) {
-    throw new ConfigError(
-      'NODE_ENV=production needs JWT_JWKS_URL or JWT_PUBLIC_KEY (or JWT_SECRET), and JWT_ISSUER and JWT_AUDIENCE, to verify user tokens.',
-    );
-  }
+  if (sources === 0) missing?.push('JWT_JWKS_URL or JWT_PUBLIC_KEY (or JWT_SECRET)');
+  if (!env.JWT_ISSUER?.trim()) missing?.push('JWT_ISSUER');
+  if (!env.JWT_AUDIENCE?.trim()) missing?.push('JWT_AUDIENCE');
   return {
     secret,
     jwksUrl,
@@ -236,6 +246,11 @@ function cidrList(env: Env, name: string): string[] {
 }
 
 /** Host names or IP addresses (IPv6 in brackets or not), comma-separated; kept lowercase, IPv6 without brackets. */
+/** `a`, `a and b`, `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
 function hostList(env: Env, name: string): string[] {
   const raw = env[name]?.trim();
   if (!raw) return [];
@@ -251,14 +266,13 @@ function hostList(env: Env, name: string): string[] {
   });
 }
 
-function secret(env: Env, name: string, production: boolean, why: string): string | undefined {
+/** A server-side secret; when production needs it and it is missing, its name joins `missing`. */
+function secret(env: Env, name: string, missing: string[] | undefined): string | undefined {
   const value = env[name]?.trim() || undefined;
   if (value !== undefined && value.length < 32) {
     throw new ConfigError(`${name} must be at least 32 characters long; generate one with \`openssl rand -base64 48\`.`);
   }
-  if (production && value === undefined) {
-    throw new ConfigError(`${name} is required when NODE_ENV=production, ${why}; generate one with \`openssl rand -base64 48\`.`);
-  }
+  if (value === undefined) missing?.push(name);
   return value;
 }
 
@@ -271,24 +285,32 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${env.LOG_LEVEL}").`);
   }
 
-  const cursorSecret = secret(env, 'CURSOR_SECRET', production, 'so that every instance signs cursors alike');
-  const apiKeyPepper = secret(env, 'API_KEY_PEPPER', production, 'so that API keys verify on every instance and survive restarts');
-  const webhookSecretKey = secret(
-    env,
-    'WEBHOOK_SECRET_KEY',
-    production,
-    'so that every instance can decrypt the webhook signing secrets it stores',
-  );
+  // What production needs and development generates or defaults, gathered so that one message names
+  // every one missing.
+  const missing: string[] | undefined = production ? [] : undefined;
+  const databaseUrl = serverUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'], 'postgres://user:password@host:5432/database');
+  if (databaseUrl === undefined) missing?.push('DATABASE_URL (production runs no embedded PostgreSQL)');
+  const cursorSecret = secret(env, 'CURSOR_SECRET', missing);
+  const apiKeyPepper = secret(env, 'API_KEY_PEPPER', missing);
+  const webhookSecretKey = secret(env, 'WEBHOOK_SECRET_KEY', missing);
+  const jwt = jwtConfig(env, missing);
+  if (missing && missing.length > 0) {
+    throw new ConfigError(
+      `NODE_ENV=production needs ${listed(missing)}; generate each secret (CURSOR_SECRET, API_KEY_PEPPER, WEBHOOK_SECRET_KEY: the same on every instance) with \`openssl rand -base64 48\`.`,
+    );
+  }
 
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
-    host: env.HOST?.trim() || '0.0.0.0',
-    databaseUrl: serverUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'], 'postgres://user:password@host:5432/database'),
+    // A development instance prints a key with every scope at its first start: not for the network.
+    host: env.HOST?.trim() || (production ? '0.0.0.0' : '127.0.0.1'),
+    databaseUrl,
     databasePoolMax: integer(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
     statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     databaseConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     production,
     logLevel,
+    logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS),
     cursorSecret,
     apiKeyPepper,
     dataDir: path.resolve(env.DATA_DIR?.trim() || '.data'),
@@ -297,7 +319,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: cidrList(env, 'TRUST_PROXY'),
     apiKeyCacheMs: integer(env, 'API_KEY_CACHE_MS', 30_000, 0, 3_600_000),
     usageFlushMs: integer(env, 'USAGE_FLUSH_MS', 10_000, 100, 3_600_000),
-    jwt: jwtConfig(env, production),
+    jwt,
     queryLimits: {
       maxDepth: integer(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
       maxAliases: integer(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 1000),

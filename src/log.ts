@@ -4,6 +4,18 @@ import { requestContext } from './request-context.ts';
 
 export type { Logger };
 
+export type LogFormat = 'json' | 'pretty';
+
+/**
+ * Where log lines go in `format`: JSON lines on stdout, or, for a person at a terminal, pino-pretty's
+ * readable lines (loaded only then), written synchronously so that the last lines before an exit show.
+ */
+export async function logDestination(format: LogFormat): Promise<DestinationStream | undefined> {
+  if (format === 'json') return undefined;
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({ colorize: process.stdout.isTTY, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
+}
+
 /** JSON lines on stdout, each stamped with the request it belongs to; credentials are redacted. */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   return pino(

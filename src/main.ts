@@ -117,17 +117,27 @@ async function startApi(config: Config, logger: Logger, db: Database, sql: Sql, 
     rateLimits,
     webhooks,
   });
-  const address = await app.listen();
+  const stopApi = async () => {
+    await usage.close();
+    await rateLimits.close();
+    await keyChanges.close();
+    apiKeys.stop();
+  };
+  let address;
+  try {
+    address = await app.listen();
+  } catch (error) {
+    // Nothing is served: what was opened for serving closes quietly before the reason is told.
+    await stopApi();
+    throw error;
+  }
   const shown = address.address === '0.0.0.0' || address.address === '::' ? 'localhost' : address.address;
   logger.info({ port: address.port }, `listening on http://${shown}:${address.port}/graphql`);
   if (firstKey) printFirstKey(firstKey.secret, `http://localhost:${address.port}`);
   return async () => {
     logger.info('draining requests');
     await app.close();
-    await usage.close();
-    await rateLimits.close();
-    await keyChanges.close();
-    apiKeys.stop();
+    await stopApi();
   };
 }
 

@@ -7,3 +7,5 @@ export const DOCS_PATH = '/docs';
 export const HEALTH_PATH = '/health';
 /** Readiness: the service can serve (its database answers). */
 export const READY_PATH = '/ready';
+/** What the service is and where its faces are, for anyone who opens its address. */
+export const INDEX_PATH = '/';

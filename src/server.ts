@@ -42,6 +42,7 @@ import { GRAPHQL_PATH } from './paths.ts';
 import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from './request-limits.ts';
 import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
+import { useServiceIndex } from './plugins/service-index.ts';
 import { requestContext, requestIdFrom } from './request-context.ts';
 import { StartupError } from './errors.ts';
 import { VERSION } from './version.ts';
@@ -146,6 +147,7 @@ export function createApp(dependencies: AppDependencies): App {
       [
         useUrlLimit(),
         useGraphiQLAssets(config.graphiql),
+        useServiceIndex(VERSION),
         useOpenApiDocument(VERSION),
         useApiDocs(),
         // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.

@@ -3,7 +3,7 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database, type OpenOptions } from './db/database.ts';
 import { StartupError } from './errors.ts';
-import { createLogger, type Logger } from './log.ts';
+import { createLogger, logDestination, type Logger } from './log.ts';
 
 export interface Started {
   config: Config;
@@ -13,7 +13,8 @@ export interface Started {
 
 export async function start(options: OpenOptions & { logLevel?: Config['logLevel'] }): Promise<Started> {
   const config = loadConfig();
-  const logger = createLogger(options.logLevel ?? config.logLevel);
+  const format = config.logFormat ?? (!config.production && process.stdout.isTTY ? 'pretty' : 'json');
+  const logger = createLogger(options.logLevel ?? config.logLevel, await logDestination(format));
   const db = await openDatabase(config, logger, options);
   return { config, logger, db };
 }

@@ -6,7 +6,7 @@ describe('configuration', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       port: 4000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       databaseUrl: undefined,
       production: false,
       logLevel: 'info',
@@ -19,10 +19,10 @@ describe('configuration', () => {
     [{ PORT: 'abc' }, /PORT must be a whole number from 0 to 65535 \(got "abc"\)/],
     [{ PORT: '70000' }, /PORT/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+    [{ LOG_FORMAT: 'xml' }, /LOG_FORMAT must be one of json, pretty/],
     [{ DATABASE_URL: 'mysql://x@y/z' }, /DATABASE_URL must start with postgres:\/\//],
     [{ DATABASE_URL: 'not a url' }, /DATABASE_URL is not a valid URL/],
     [{ CURSOR_SECRET: 'short' }, /CURSOR_SECRET must be at least 32 characters/],
-    [{ NODE_ENV: 'production' }, /CURSOR_SECRET is required when NODE_ENV=production/],
     [{ API_KEY_PEPPER: 'short' }, /API_KEY_PEPPER must be at least 32 characters/],
     [{ GRAPHIQL: 'maybe' }, /GRAPHIQL must be true or false/],
     [{ RATE_LIMIT: '0' }, /RATE_LIMIT must be a whole number from 1 to/],
@@ -66,8 +66,16 @@ describe('configuration', () => {
     expect(() => loadConfig({ DB_CONNECT_TIMEOUT_MS: '0' })).toThrow(/DB_CONNECT_TIMEOUT_MS must be a whole number from 100/);
   });
 
+  it('names every setting production is missing in one message', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      'NODE_ENV=production needs DATABASE_URL (production runs no embedded PostgreSQL), CURSOR_SECRET, API_KEY_PEPPER, WEBHOOK_SECRET_KEY, ' +
+        'JWT_JWKS_URL or JWT_PUBLIC_KEY (or JWT_SECRET), JWT_ISSUER and JWT_AUDIENCE; generate each secret',
+    );
+  });
+
   it('turns on production policies with NODE_ENV=production', () => {
     const secrets = {
+      DATABASE_URL: 'postgres://portico:secret@db.internal:5432/portico',
       CURSOR_SECRET: 'x'.repeat(40),
       API_KEY_PEPPER: 'y'.repeat(40),
       WEBHOOK_SECRET_KEY: 'w'.repeat(40),
@@ -79,9 +87,12 @@ describe('configuration', () => {
     expect(config.production).toBe(true);
     expect(config.graphiql).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', ...secrets, GRAPHIQL: 'true' }).graphiql).toBe(true);
-    expect(() => loadConfig({ NODE_ENV: 'production', CURSOR_SECRET: 'x'.repeat(40) })).toThrow(/API_KEY_PEPPER is required/);
-    expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', JWT_ISSUER: '' })).toThrow(/JWT_ISSUER and JWT_AUDIENCE/);
-    expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', WEBHOOK_SECRET_KEY: '' })).toThrow(/WEBHOOK_SECRET_KEY is required/);
+    expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', JWT_ISSUER: '' })).toThrow(/^NODE_ENV=production needs JWT_ISSUER;/);
+    expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', WEBHOOK_SECRET_KEY: '' })).toThrow(
+      /^NODE_ENV=production needs WEBHOOK_SECRET_KEY;/,
+    );
+    // Development listens on the loopback only (its first start prints a key with every scope); production everywhere.
+    expect([loadConfig({}).host, config.host, loadConfig({ HOST: '::' }).host]).toEqual(['127.0.0.1', '0.0.0.0', '::']);
     // Endpoint URLs must use https in production.
     expect([config.webhooks.allowHttp, loadConfig({}).webhooks.allowHttp]).toEqual([false, true]);
     expect(() => loadConfig({ ...secrets, JWT_SECRET: 'z'.repeat(40) })).toThrow(/only one of/);

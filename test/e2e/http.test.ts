@@ -87,6 +87,20 @@ describe('unexpected errors', () => {
 });
 
 describe('probes and routes', () => {
+  it('GET / answers without a key: the service, its version and where its faces are', async () => {
+    const json = await fetch(`${server.url}/`);
+    expect([json.status, json.headers.get('content-type')]).toEqual([200, 'application/json; charset=utf-8']);
+    expect(await json.json()).toEqual({
+      name: 'Portico',
+      version: match.any(String),
+      links: { graphql: '/graphql', docs: '/docs', openapi: '/openapi.json' },
+    });
+    const page = await fetch(`${server.url}/`, { headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const html = await page.text();
+    for (const link of ['/graphql', '/docs', '/openapi.json']) expect(html).toContain(`href="${link}"`);
+  });
+
   it('GET /health and /ready answer JSON', async () => {
     const health = await fetch(`${server.url}/health`);
     expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);

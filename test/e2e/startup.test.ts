@@ -301,6 +301,17 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
   });
 });
 
+describe('logs', { timeout: 60_000 }, () => {
+  it('are readable lines with LOG_FORMAT=pretty (the default on a terminal in development), JSON otherwise', async () => {
+    const run = startProcess({ DATA_DIR: await makeTempDir(), PORT: String(await freePort()), LOG_FORMAT: 'pretty' });
+    const line = await waitFor(() => run.stdout.find((text) => text.includes('listening on http://')), 45_000, 'the listening line');
+    expect(line).toMatch(/INFO/);
+    expect(() => JSON.parse(line) as unknown).toThrow();
+    run.child.kill('SIGINT');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+  });
+});
+
 describe('start failures', { timeout: 60_000 }, () => {
   /** Runs the entry point, expects exit code 1 and returns the single line it wrote to stderr. */
   async function expectStartFailure(env: Record<string, string>): Promise<{ line: string; run: Run }> {
@@ -321,8 +332,10 @@ describe('start failures', { timeout: 60_000 }, () => {
     try {
       const { port } = blocker.address() as net.AddressInfo;
       const dataDir = await makeTempDir();
-      const { line } = await expectStartFailure({ DATA_DIR: dataDir, PORT: String(port) });
+      const { line, run } = await expectStartFailure({ DATA_DIR: dataDir, PORT: String(port) });
       expect(line).toMatch(/^portico: cannot start: /);
+      // The one sentence alone: no warning (with its stack) from what it closed on the way out.
+      expect(logs(run).filter((entry) => entry.level >= 40)).toEqual([]);
       expect(line).toContain(String(port));
       expect(line).toContain('PORT');
       // PostgreSQL deletes postmaster.pid as it shuts down; the run waits for that before exiting.
