@@ -7,7 +7,16 @@
 // Location, 204 without a body, 404 instead of `200 null`, and Problem Details for every error.
 import { STATUS_CODES } from 'node:http';
 import { buildOperationNodeForField } from '@graphql-tools/utils';
-import { Kind, assertSchema, getNamedType, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import {
+  Kind,
+  assertSchema,
+  getNamedType,
+  getOperationAST,
+  getVariableValues,
+  type DocumentNode,
+  type ExecutionResult,
+  type GraphQLSchema,
+} from 'graphql';
 import type { YogaServer } from 'graphql-yoga';
 import { createSofa } from 'sofa-api';
 import { problem, type FieldError, type Problem } from '../errors.ts';
@@ -18,34 +27,47 @@ import { GRAPHQL_PATH } from '../paths.ts';
 import { RequestProblem, problemFromGraphQLErrors, problemResponse } from './problem-details.ts';
 import { inputFor } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
-import { ROUTES, matchRoute, queryParameters, restNames, routeRoot, type RestRoute } from './routes.ts';
+import { ROUTES, matchRoute, queryParameters, restNames, routeField, routeRoot, type RestRoute } from './routes.ts';
+import { fieldErrorsOfCoercion } from './input-errors.ts';
+import { integerRange } from './openapi.ts';
 import type { ServerContext, ServerPlugin } from '../plugins/server-context.ts';
 
-const INT32 = /^-?\d{1,10}$/;
+const WHOLE_NUMBER = /^-?\d{1,10}$/;
 
-const invalid = (field: string, message: string) => RequestProblem.invalid([{ field, message }]);
-
-/** The query string as the field's arguments, with every parameter known, given once and well-typed. */
-function queryVariables(schema: GraphQLSchema, route: RestRoute, url: URL, variables: Record<string, unknown>): void {
-  if (url.search === '') return;
+/**
+ * The query string as the field's arguments: every parameter known, given once and well-typed. Every
+ * problem is gathered (the caller reports them with the body's, at once); a parameter with one is left out.
+ */
+function queryVariables(schema: GraphQLSchema, route: RestRoute, url: URL, variables: Record<string, unknown>): FieldError[] {
+  if (url.search === '') return [];
+  const errors: FieldError[] = [];
   const allowed = new Map(queryParameters(schema, route).map(({ name, argument }) => [name, argument]));
   for (const name of new Set(url.searchParams.keys())) {
     const arg = allowed.get(name);
-    if (!arg)
-      throw invalid(
-        name,
-        route.body ? 'query parameters are not accepted here; send fields in the body' : 'is not a parameter of this operation',
-      );
     const values = url.searchParams.getAll(name);
-    if (values.length > 1) throw invalid(name, 'must be given once');
     const value = values[0]!;
+    if (!arg) {
+      errors.push({
+        field: name,
+        message: route.body ? 'query parameters are not accepted here; send fields in the body' : 'is not a parameter of this operation',
+      });
+    } else if (values.length > 1) errors.push({ field: name, message: 'must be given once' });
     // An empty value would silently mean "not given".
-    if (value === '') throw invalid(name, 'must not be empty; leave the parameter out instead');
-    if (getNamedType(arg.type).name === 'Int') {
-      if (!INT32.test(value) || Math.abs(Number(value)) > 2 ** 31 - 1) throw invalid(name, 'must be an integer');
-      variables[arg.name] = Number(value);
+    else if (value === '') errors.push({ field: name, message: 'must not be empty; leave the parameter out instead' });
+    else if (getNamedType(arg.type).name === 'Int') {
+      const { minimum = -(2 ** 31), maximum = 2 ** 31 - 1 } = integerRange(undefined, name);
+      if (!WHOLE_NUMBER.test(value) || Number(value) < minimum || Number(value) > maximum) {
+        errors.push({ field: name, message: `must be a whole number from ${minimum} to ${maximum}` });
+      } else variables[arg.name] = Number(value);
     } else variables[arg.name] = value;
   }
+  return errors;
+}
+
+/** The input type a route's body is coerced to, for the ranges its errors state. */
+function inputTypeOf(schema: GraphQLSchema, route: RestRoute): string | undefined {
+  const input = routeField(schema, route).args.find((arg) => arg.name === 'input');
+  return input ? getNamedType(input.type).name : undefined;
 }
 
 /** A route's operation, built once per schema. */
@@ -142,19 +164,38 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
           );
         }
         const variables: Record<string, unknown> = {};
-        queryVariables(schema!, route, url, variables);
+        // Every problem with the parameters and the body, at once: unknown or malformed parameters and
+        // fields, then what GraphQL's coercion finds in the rest (types, required fields, null).
+        const errors = queryVariables(schema!, route, url, variables);
         for (const [rest, argument] of Object.entries(route.rename ?? {})) if (rest in params) variables[argument] = params[rest];
-        if (route.body) variables.input = await inputFor(schema!, route, request, params);
+        if (route.body) {
+          const body = await inputFor(schema!, route, request, params);
+          variables.input = body.input;
+          errors.push(...body.errors);
+        }
+        const operation = operations.get(route)!;
+        const definitions = getOperationAST(operation.document, operation.name)?.variableDefinitions ?? [];
+        const coerced = getVariableValues(schema!, definitions, variables, { maxErrors: 50 });
+        // Those name fields as the client sent them; coercion's name arguments, which get their REST names.
+        if (coerced.errors) {
+          const named = withRestNames(
+            problem('invalid-input', '', fieldErrorsOfCoercion(schema!, coerced.errors, inputTypeOf(schema!, route))),
+            route,
+            instance,
+          );
+          errors.push(...(named.errors ?? []));
+        }
+        if (errors.length > 0) throw RequestProblem.invalid(errors);
         let result: ExecutionResult;
         try {
-          result = await run(operations.get(route)!, variables, serverContext, request);
+          result = await run(operation, variables, serverContext, request);
         } catch (error) {
           // Errors thrown at execution start (rate and cost limits, idempotency keys) come unmasked;
           // one that is not a client's doing is logged here, since nothing else saw it.
           if (logLevelOf(error) === 'error') logger.error({ err: error }, 'unexpected error starting a REST route');
           result = { errors: [maskError(error)] };
         }
-        return respond(route, result, operations.get(route)!.field, instance, request.method === 'HEAD', fetchAPI.Response, logger);
+        return respond(route, result, operation.field, instance, request.method === 'HEAD', fetchAPI.Response, logger);
       };
       return answer().then(endResponse, (error: unknown) => {
         // These problems already name parameters and body fields as the client sent them.

@@ -55,6 +55,13 @@ const FIELD_RULES: Record<string, Json> = {
   'RotateWebhookEndpointSecretInput.overlapSeconds': { minimum: 0, maximum: ROTATION_OVERLAP_S.max, example: 3600 },
 };
 
+/** The range an integer input field or query parameter takes, as documented (and as errors state it). */
+export function integerRange(inputType: string | undefined, name: string): { minimum?: number; maximum?: number } {
+  const rules = inputType === undefined ? PARAMETER_RULES[name] : FIELD_RULES[`${RESOURCE_OF_INPUT[inputType] ?? inputType}.${name}`];
+  const { minimum, maximum } = rules ?? {};
+  return { ...(typeof minimum === 'number' ? { minimum } : {}), ...(typeof maximum === 'number' ? { maximum } : {}) };
+}
+
 /** The resource each input type writes, so inputs carry the resource's field rules. */
 const RESOURCE_OF_INPUT: Record<string, string> = {
   CreateUserInput: 'User',

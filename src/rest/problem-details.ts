@@ -36,27 +36,17 @@ export function problemResponse(body: Problem, headers: Record<string, string> =
   });
 }
 
-// graphql-js describes bad variables in prose; these patterns recover which input field it means.
-const FIELD_PATTERNS: [RegExp, (m: RegExpExecArray) => FieldError][] = [
-  [/Field "(\w+)" is not defined by type/, (m) => ({ field: m[1]!, message: 'is not a field that can be set' })],
-  [/Field "(\w+)" of required type "[^"]+" was not provided/, (m) => ({ field: m[1]!, message: 'is required' })],
-  [/at "\w+\.(\w+)"; (.*)$/, (m) => ({ field: m[1]!, message: m[2]! })],
-  [/Expected type "[^"]+" to be an object/, () => ({ field: 'body', message: 'must be a JSON object' })],
-];
-
 function isFieldError(value: unknown): value is FieldError {
   return shaped(value, { field: 'string', message: 'string' }) !== undefined;
 }
 
+/**
+ * The fields a service's check refused (maskError copies a ValidationError's list). Variables that do
+ * not fit their types never get this far: the adapter coerces them first (input-errors.ts).
+ */
 function fieldErrorsOf(error: GraphQLError): FieldError[] {
-  // Set by maskError from a ValidationError's own list.
   const listed = error.extensions?.errors;
-  if (Array.isArray(listed)) return listed.filter(isFieldError);
-  for (const [pattern, toField] of FIELD_PATTERNS) {
-    const match = pattern.exec(error.message);
-    if (match) return [toField(match)];
-  }
-  return [];
+  return Array.isArray(listed) ? listed.filter(isFieldError) : [];
 }
 
 /** The problem a failed GraphQL execution is on REST; the first error decides the kind. */

@@ -87,16 +87,19 @@ function settableFields(schema: GraphQLSchema, route: RestRoute): ReadonlySet<st
   return new Set(type && isInputObjectType(type) ? Object.keys(type.getFields()) : []);
 }
 
-/** The request body as the mutation's `input`, after checking its media type, size and shape. */
+/**
+ * The request body as the mutation's `input`, after checking its media type, size and shape; fields
+ * that cannot be set are left out of it and named in `errors`, for the caller to report with the rest.
+ */
 export async function inputFor(
   schema: GraphQLSchema,
   route: RestRoute,
   request: Request,
   params: Record<string, string>,
-): Promise<Record<string, unknown>> {
+): Promise<{ input: Record<string, unknown>; errors: FieldError[] }> {
   const body = route.body!;
   const text = await readBody(request);
-  if (body.optional && text === '') return inputFrom({}, body.fromPath, params);
+  if (body.optional && text === '') return { input: inputFrom({}, body.fromPath, params), errors: [] };
   const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
   if (!mediaType || !body.mediaTypes.includes(mediaType)) {
     throw new RequestProblem(
@@ -111,9 +114,10 @@ export async function inputFor(
     if (Object.values(body.fromPath ?? {}).includes(name)) {
       errors.push({ field: name, message: 'is not a field that can be set; it comes from the path' });
     } else if (!settable.has(name)) errors.push({ field: name, message: 'is not a field that can be set' });
+    else continue;
+    delete input[name];
   }
-  if (errors.length > 0) throw RequestProblem.invalid(errors);
-  return inputFrom(input, body.fromPath, params);
+  return { input: inputFrom(input, body.fromPath, params), errors };
 }
 
 /** The body's fields with the path parameters `fromPath` copies in (REST name → field). */

@@ -51,8 +51,15 @@ export class InputCheck {
     return text.normalize('NFC');
   }
 
+  /** A value that must be given: absent is "required", null (a PATCH clearing it) "cannot be null". */
+  #present<T>(field: string, value: T | null | undefined): value is T {
+    if (value === undefined) this.fail(field, 'is required');
+    else if (value === null) this.fail(field, 'cannot be null');
+    return value != null;
+  }
+
   name(field: string, value: string | null | undefined): string | undefined {
-    if (value == null) return this.fail(field, 'is required');
+    if (!this.#present(field, value)) return undefined;
     const name = this.#text(field, value);
     if (name === undefined) return undefined;
     const length = [...name].length;
@@ -62,7 +69,7 @@ export class InputCheck {
   }
 
   email(field: string, value: string | null | undefined): string | undefined {
-    if (value == null) return this.fail(field, 'is required');
+    if (!this.#present(field, value)) return undefined;
     const email = this.#text(field, value);
     if (email === undefined) return undefined;
     // Invisible characters would make two addresses that look alike distinct accounts.

@@ -191,12 +191,60 @@ describe('PATCH /users/{user_id}', () => {
       'invalid-input',
       `/users/${user.id}`,
     );
-    expect(nulled.errors?.[0]?.field).toBe('email');
+    expect(nulled.errors).toEqual([{ field: 'email', message: 'cannot be null' }]);
     const wrongType = await call('PATCH', `/users/${user.id}`, { body: 'name=x', contentType: 'text/plain' });
     expectProblem(wrongType, 415, 'unsupported-media-type', `/users/${user.id}`);
     expect(wrongType.headers.get('accept-patch')).toContain('application/merge-patch+json');
     expectProblem(await call('PATCH', `/users/${UNKNOWN}`, { json: { name: 'X' } }), 404, 'not-found', `/users/${UNKNOWN}`);
     expect((await call<User>('GET', `/users/${user.id}`)).body).toEqual(user);
+  });
+});
+
+describe('every input error at once, in the API’s own words', () => {
+  const problems = async (method: string, path: string, options: Parameters<typeof rest>[3]) =>
+    expectProblem(await call(method, path, options), 400, 'invalid-input', path.split('?')[0]!).errors;
+
+  it('names every missing, mistyped and unknown field of a body together', async () => {
+    expect(await problems('POST', '/users', { json: {} })).toEqual([
+      { field: 'name', message: 'is required' },
+      { field: 'email', message: 'is required' },
+    ]);
+    expect(await problems('POST', '/users', { json: { name: 5, email: true } })).toEqual([
+      { field: 'name', message: 'must be a string' },
+      { field: 'email', message: 'must be a string' },
+    ]);
+    expect(await problems('POST', '/users', { json: { colour: 'red', size: 2, name: null } })).toEqual([
+      { field: 'colour', message: 'is not a field that can be set' },
+      { field: 'size', message: 'is not a field that can be set' },
+      { field: 'name', message: 'cannot be null' },
+      { field: 'email', message: 'is required' },
+    ]);
+    const user = await createUser();
+    expect(await problems('POST', `/users/${user.id}/orders`, { json: { total: 3_000_000_000, status: 5 } })).toEqual([
+      { field: 'total', message: 'must be a whole number from 0 to 2147483647' },
+      { field: 'status', message: 'must be a string' },
+    ]);
+    expect(await problems('PUT', `/users/${user.id}`, { json: { name: null } })).toEqual([
+      { field: 'name', message: 'cannot be null' },
+      { field: 'email', message: 'is required' },
+    ]);
+  });
+
+  it('names every bad query parameter together, with what is allowed', async () => {
+    expect(await problems('GET', '/users?limit=abc&page=0&colour=blue', undefined)).toEqual([
+      { field: 'limit', message: 'must be a whole number from 1 to 100' },
+      { field: 'page', message: 'must be a whole number from 1 to 10000' },
+      { field: 'colour', message: 'is not a parameter of this operation' },
+    ]);
+  });
+
+  it('leaves GraphQL variables to GraphQL’s standard coercion errors, coded BAD_USER_INPUT', async () => {
+    const response = await server.gql('mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }', { input: { name: 5 } });
+    expect(response.status).toBe(400);
+    expect(response.body.errors!.map((error) => [error.extensions.code, error.message])).toEqual([
+      ['BAD_USER_INPUT', 'Variable "$input" got invalid value 5 at "input.name"; String cannot represent a non string value: 5'],
+      ['BAD_USER_INPUT', 'Variable "$input" got invalid value { name: 5 }; Field "email" of required type "String!" was not provided.'],
+    ]);
   });
 });
 

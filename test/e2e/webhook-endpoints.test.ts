@@ -149,7 +149,9 @@ describe('registering an endpoint', () => {
       json: { url: RECEIVER, events: ['ORDER_SHIPPED'] },
       headers: { 'x-api-key': key },
     });
-    expect(expectProblem(unknownType, 400, 'invalid-input', '/webhook-endpoints').detail).toMatch(/ORDER_SHIPPED/);
+    expect(expectProblem(unknownType, 400, 'invalid-input', '/webhook-endpoints').errors).toEqual([
+      { field: 'events', message: 'must be one of USER_CREATED, USER_UPDATED, USER_DELETED, ORDER_CREATED' },
+    ]);
     const empty = await rest(server, 'POST', '/webhook-endpoints', { json: { url: RECEIVER, events: [] }, headers: { 'x-api-key': key } });
     expect(expectProblem(empty, 400, 'invalid-input', '/webhook-endpoints').errors).toEqual([
       { field: 'events', message: 'must name at least one event type, or be null for every type' },
