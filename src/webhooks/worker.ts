@@ -55,6 +55,8 @@ export class DeliveryWorker {
   #toSettle: Settled[] = [];
   #settling: Promise<void> | undefined;
   #idle: (() => void) | undefined;
+  /** Since when claims fail (the database cannot be reached): logged once when it starts and once when it ends. */
+  #failingSince: number | undefined;
 
   constructor(deps: WorkerDependencies) {
     this.#deps = deps;
@@ -111,9 +113,16 @@ export class DeliveryWorker {
         try {
           claimed = await claimDeliveries(sql, room, leaseMs(delivery.timeoutMs));
         } catch (error) {
-          logger.warn({ err: error }, 'could not claim webhook deliveries; trying again');
+          if (this.#failingSince === undefined) {
+            this.#failingSince = Date.now();
+            logger.warn({ err: error }, 'could not claim webhook deliveries; trying again');
+          }
           await this.#pause();
           continue;
+        }
+        if (this.#failingSince !== undefined) {
+          logger.info({ downMs: Date.now() - this.#failingSince }, 'claiming webhook deliveries again');
+          this.#failingSince = undefined;
         }
         for (const claim of claimed) void this.#attempt(claim);
         // A full batch: more may be due at once.

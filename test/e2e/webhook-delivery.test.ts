@@ -331,6 +331,9 @@ describe.each<[string, Fault]>([
       // …and once the database is back, the event arrives without anyone's help.
       await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
       expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
+      // The outage is logged once as it begins and once as it ends, not at every poll.
+      const told = faulty.logs.map((line) => line.msg).filter((msg) => typeof msg === 'string' && msg.includes('claim'));
+      expect(told).toEqual(['could not claim webhook deliveries; trying again', 'claiming webhook deliveries again']);
     } finally {
       await faulty.stop();
       await proxy.close();
