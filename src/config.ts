@@ -12,6 +12,11 @@ export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' |
 export interface Config {
   port: number;
   host: string;
+  /**
+   * The absolute URL clients reach the service at (PUBLIC_URL), as the served OpenAPI document states
+   * it; no trailing slash. Unset: the document names the address it was fetched from.
+   */
+  publicUrl: string | undefined;
   /** Unset: an embedded PostgreSQL is started in `<dataDir>/postgres`. */
   databaseUrl: string | undefined;
   databasePoolMax: number;
@@ -246,6 +251,24 @@ function cidrList(env: Env, name: string): string[] {
 }
 
 /** Host names or IP addresses (IPv6 in brackets or not), comma-separated; kept lowercase, IPv6 without brackets. */
+/** PUBLIC_URL: an absolute http(s) URL without a query or fragment. */
+function publicUrl(env: Env): string | undefined {
+  const raw = env.PUBLIC_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !/^https?:$/.test(url.protocol) || url.search || url.hash || url.username) {
+    throw new ConfigError(
+      `PUBLIC_URL must be the absolute http(s) URL clients reach the service at, like https://api.example.com (got "${raw}").`,
+    );
+  }
+  return url.href.replace(/\/$/, '');
+}
+
 /** `a`, `a and b`, `a, b and c`. */
 function listed(items: readonly string[]): string {
   return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
@@ -302,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
 
   return {
     port: integer(env, 'PORT', 4000, 0, 65535),
+    publicUrl: publicUrl(env),
     // A development instance prints a key with every scope at its first start: not for the network.
     host: env.HOST?.trim() || (production ? '0.0.0.0' : '127.0.0.1'),
     databaseUrl,

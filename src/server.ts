@@ -148,7 +148,7 @@ export function createApp(dependencies: AppDependencies): App {
         useUrlLimit(),
         useGraphiQLAssets(config.graphiql),
         useServiceIndex(VERSION),
-        useOpenApiDocument(VERSION),
+        useOpenApiDocument(VERSION, config.publicUrl),
         useApiDocs(),
         // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
         useApiKeys({

@@ -20,6 +20,8 @@ describe('configuration', () => {
     [{ PORT: '70000' }, /PORT/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
     [{ LOG_FORMAT: 'xml' }, /LOG_FORMAT must be one of json, pretty/],
+    [{ PUBLIC_URL: 'api.example.com' }, /PUBLIC_URL must be the absolute http\(s\) URL/],
+    [{ PUBLIC_URL: 'https://api.example.com/?x=1' }, /PUBLIC_URL must be the absolute http\(s\) URL/],
     [{ DATABASE_URL: 'mysql://x@y/z' }, /DATABASE_URL must start with postgres:\/\//],
     [{ DATABASE_URL: 'not a url' }, /DATABASE_URL is not a valid URL/],
     [{ CURSOR_SECRET: 'short' }, /CURSOR_SECRET must be at least 32 characters/],

@@ -215,7 +215,8 @@ function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?:
     properties[name] =
       nullable && typeof property.type === 'string' ? { ...property, ...rules, type: [property.type, 'null'] } : { ...property, ...rules };
   }
-  const required = (built.required ?? []).filter((name) => name in properties);
+  // A response always holds every field of its type (null where it has no value); an input needs its non-null fields.
+  const required = isObjectType(type) ? Object.keys(properties) : (built.required ?? []).filter((name) => name in properties);
   return {
     type: 'object',
     ...(type.description ? { description: type.description } : {}),
@@ -276,6 +277,13 @@ const RETRY_AFTER_IN_FLIGHT = {
 
 /** Headers that come with some problem responses, by response name. */
 const RESPONSE_HEADERS: Partial<Record<string, Json>> = {
+  Unauthenticated: {
+    'WWW-Authenticate': {
+      description:
+        'The credentials to send: `ApiKey realm="portico", header="x-api-key"` without a valid key; `Bearer realm="portico"` when the operation needs the user\'s token.',
+      schema: { type: 'string', example: 'Bearer realm="portico"' },
+    },
+  },
   ServiceUnavailable: {
     'Retry-After': {
       description: 'Seconds to wait before trying again, when the database cannot be reached.',
@@ -357,6 +365,8 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
     summary: route.summary,
     ...((route.description ?? field.description) ? { description: route.description ?? field.description } : {}),
     tags: [route.tag],
+    // The user's token with the key, or an admin key alone (which acts for every user).
+    ...(route.userToken ? { security: [{ ApiKey: [], UserToken: [] }, { ApiKey: [] }] } : {}),
     parameters: [...parameters(schema, route), ...(writes ? [IDEMPOTENCY_KEY_PARAMETER] : [])],
     ...(route.body
       ? {
@@ -446,7 +456,8 @@ function problemResponses(): Json {
   return responses;
 }
 
-export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string): Json {
+/** The document; `publicUrl` is the absolute URL clients reach the service at (its `servers`). */
+export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string, publicUrl: string): Json {
   const schema = restSchema(fullSchema);
   const schemas: Record<string, Json> = {};
   for (const name of [
@@ -489,8 +500,9 @@ export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string)
         `Errors are Problem Details (RFC 9457, \`application/problem+json\`); bodies are JSON, at most ${MAX_BODY_BYTES / 1024} KiB.`,
       ].join('\n\n'),
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+      contact: { name: 'Portico', url: 'https://portico.dev' },
     },
-    servers: [{ url: '/', description: 'This service' }],
+    servers: [{ url: publicUrl, description: 'This service' }],
     security: [{ ApiKey: [] }],
     tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     paths,
@@ -500,22 +512,40 @@ export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string)
       headers: RATE_LIMIT_HEADERS,
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key of the calling application.' },
+        UserToken: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            "A user's token (OAuth 2.0 bearer JWT), sent with the API key on operations on that user's own data; an admin key needs none. Without it those operations answer 401 with `WWW-Authenticate: Bearer`.",
+        },
       },
     },
   };
 }
 
-/** Serves the document at GET /openapi.json; it is built once, from the schema the server runs. */
-export function useOpenApiDocument(version: string): ServerPlugin {
+/** Stands for the served document's server URL until a request says which address it came to. */
+const SERVER_URL_SLOT = 'https://server.invalid';
+
+/**
+ * Serves the document at GET /openapi.json, built once from the schema the server runs. Its `servers`
+ * entry is PUBLIC_URL, or else the address the document was fetched from, so that tools reading it
+ * by URL can call the API from the document alone.
+ */
+export function useOpenApiDocument(version: string, publicUrl: string | undefined): ServerPlugin {
   let body = '';
   return {
     onSchemaChange({ schema }) {
-      body = JSON.stringify(buildOpenApiDocument(assertSchema(schema), version));
+      body = JSON.stringify(buildOpenApiDocument(assertSchema(schema), version, publicUrl ?? SERVER_URL_SLOT));
     },
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (url.pathname !== OPENAPI_PATH || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+      const served = publicUrl ? body : body.replace(JSON.stringify(SERVER_URL_SLOT), JSON.stringify(url.origin));
       endResponse(
-        new fetchAPI.Response(request.method === 'HEAD' ? null : body, { headers: { 'content-type': 'application/json; charset=utf-8' } }),
+        new fetchAPI.Response(request.method === 'HEAD' ? null : served, {
+          // Public and credential-free: browser-based editors may load it by URL from any origin.
+          headers: { 'content-type': 'application/json; charset=utf-8', 'access-control-allow-origin': '*' },
+        }),
       );
     },
   };

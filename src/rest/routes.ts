@@ -34,6 +34,11 @@ export interface RestRoute {
   summary: string;
   /** Overrides the field's description where the GraphQL wording does not fit REST. */
   description?: string;
+  /**
+   * Acts on one user's own data, so it needs that user's token (`Authorization: Bearer <jwt>`) unless
+   * the API key is an admin key: the routes whose fields check `actsFor` (graphql/acts-for.ts).
+   */
+  userToken?: true;
   tag: keyof typeof TAGS;
 }
 
@@ -64,6 +69,8 @@ export const ROUTES: readonly RestRoute[] = [
     body: { mediaTypes: JSON_BODY },
     status: 201,
     location: (user) => `/users/${user.id}`,
+    description:
+      'Creates a user from `name` and `email`; answers 201 with the user and its `Location`. 409 when the email is taken (compared case-insensitively).',
     operationId: 'createUser',
     summary: 'Create a user',
     tag: 'Users',
@@ -74,6 +81,7 @@ export const ROUTES: readonly RestRoute[] = [
     field: 'Query.user',
     rename: { user_id: 'id' },
     status: 200,
+    description: 'The user with this id; 404 when there is none.',
     operationId: 'getUser',
     summary: 'Get a user',
     tag: 'Users',
@@ -85,6 +93,9 @@ export const ROUTES: readonly RestRoute[] = [
     rename: { user_id: 'id' },
     body: { mediaTypes: JSON_BODY },
     status: 200,
+    userToken: true,
+    description:
+      'Replaces every writable field (`name` and `email`, both required). 404 when there is no such user; 409 when the email is taken.',
     operationId: 'replaceUser',
     summary: 'Replace a user',
     tag: 'Users',
@@ -96,6 +107,9 @@ export const ROUTES: readonly RestRoute[] = [
     rename: { user_id: 'id' },
     body: { mediaTypes: PATCH_BODY },
     status: 200,
+    userToken: true,
+    description:
+      'Changes the fields sent (JSON Merge Patch); the others keep their values, and null is refused. 404 when there is no such user; 409 when the email is taken.',
     operationId: 'updateUser',
     summary: 'Update some fields of a user',
     tag: 'Users',
@@ -106,6 +120,8 @@ export const ROUTES: readonly RestRoute[] = [
     field: 'Mutation.deleteUser',
     rename: { user_id: 'id' },
     status: 204,
+    userToken: true,
+    description: 'Deletes the user and all of their orders; answers 204 with no body. 404 when there is no such user.',
     operationId: 'deleteUser',
     summary: 'Delete a user and their orders',
     tag: 'Users',
@@ -116,6 +132,9 @@ export const ROUTES: readonly RestRoute[] = [
     field: 'Query.orderList',
     rename: { user_id: 'userId' },
     status: 200,
+    userToken: true,
+    description:
+      "A user's orders, newest first, a page at a time: pass `nextCursor` as `cursor` for the next page. 404 when the user does not exist.",
     operationId: 'listUserOrders',
     summary: "List a user's orders",
     tag: 'Orders',
@@ -127,6 +146,9 @@ export const ROUTES: readonly RestRoute[] = [
     body: { mediaTypes: JSON_BODY, fromPath: { user_id: 'userId' } },
     status: 201,
     location: (order) => `/orders/${order.id}`,
+    userToken: true,
+    description:
+      'Places an order for the user in the path; answers 201 with the order and its `Location` (`/orders/{order_id}`). 404 when the user does not exist.',
     operationId: 'createOrder',
     summary: 'Place an order for a user',
     tag: 'Orders',
@@ -137,6 +159,8 @@ export const ROUTES: readonly RestRoute[] = [
     field: 'Query.order',
     rename: { order_id: 'id' },
     status: 200,
+    userToken: true,
+    description: "The order with this id; 404 when there is none, or when it is another user's (with that user's token).",
     operationId: 'getOrder',
     summary: 'Get an order',
     tag: 'Orders',
@@ -199,6 +223,8 @@ export const ROUTES: readonly RestRoute[] = [
     rename: { endpoint_id: 'id' },
     body: { mediaTypes: PATCH_BODY },
     status: 200,
+    description:
+      "Changes the fields sent (JSON Merge Patch): `url` (checked again), `events` (null: every type), `description` (null clears it), `enabled`. 404 when there is none, or it is another API key's.",
     operationId: 'updateWebhookEndpoint',
     summary: 'Update some fields of a webhook endpoint',
     tag: 'Webhook endpoints',

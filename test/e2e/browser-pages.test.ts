@@ -104,9 +104,12 @@ describe('API reference', () => {
         // The reader authorizes with a key, then "Try it out" sends a real request from the page; the
         // page's CSP must still let it reach this service.
         await page.locator('.scheme-container .authorize').click();
-        await page.locator('.modal-ux .auth-container input').fill(server.apiKey);
-        await page.locator('.modal-ux .auth-btn-wrapper button.authorize').click();
-        await page.locator('.modal-ux .auth-btn-wrapper button.btn-done').click();
+        // Both schemes are offered: the key, and a user's token for their own data.
+        await expect.poll(() => page.locator('.modal-ux .auth-container').count()).toBe(2);
+        expect(await page.locator('.modal-ux').innerText()).toContain('UserToken');
+        await page.locator('.modal-ux .auth-container input').first().fill(server.apiKey);
+        await page.locator('.modal-ux .auth-btn-wrapper button.authorize').first().click();
+        await page.locator('.modal-ux .auth-btn-wrapper button.btn-done').first().click();
         const createUser = operation(page, 'POST', '/users');
         await createUser.locator('.opblock-summary').click();
         await createUser.getByRole('button', { name: 'Try it out' }).click();

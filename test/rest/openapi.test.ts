@@ -13,6 +13,7 @@ import { OPENAPI_FILE, printedOpenApi } from '../../src/rest/print.ts';
 import { ROUTES, pathParameters } from '../../src/rest/routes.ts';
 import { match } from '../support/match.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { PRINTED_PUBLIC_URL } from '../../src/rest/print.ts';
 
 type Json = Record<string, unknown>;
 interface Parameter {
@@ -102,11 +103,23 @@ describe('the checked-in document', () => {
     expect(await fs.readFile(OPENAPI_FILE, 'utf8'), 'schema/openapi.json is stale: run `npm run schema:print`').toBe(printedOpenApi());
   });
 
-  it('is what a running server serves at GET /openapi.json', async () => {
-    const response = await fetch(`${server.url}/openapi.json`);
+  it('is what a running server serves at GET /openapi.json, to any origin, naming the address it came to', async () => {
+    const response = await fetch(`${server.url}/openapi.json`, { headers: { origin: 'https://editor.example.com' } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(await response.json()).toEqual(doc);
+    expect(response.headers.get('access-control-allow-origin')).toBe('*');
+    const served = (await response.json()) as Document & { servers: { url: string }[] };
+    expect(served.servers).toEqual([{ url: server.url, description: 'This service' }]);
+    // The checked-in copy names the default address, so it stays the same wherever it is printed.
+    expect({ ...served, servers: (doc as Document & { servers: unknown }).servers }).toEqual(doc);
+    expect((doc as Document & { servers: unknown }).servers).toEqual([{ url: PRINTED_PUBLIC_URL, description: 'This service' }]);
+    const configured = await startTestServer({ publicUrl: 'https://api.example.com' }, { sharing: server });
+    try {
+      const named = (await (await fetch(`${configured.url}/openapi.json`)).json()) as { servers: { url: string }[] };
+      expect(named.servers[0]!.url).toBe('https://api.example.com');
+    } finally {
+      await configured.close();
+    }
   });
 
   it('is a valid OpenAPI document for swagger-parser', async () => {
@@ -119,6 +132,46 @@ describe('the checked-in document', () => {
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     const report = JSON.parse(stdout) as { totals: { errors: number; warnings: number }; problems: unknown[] };
     expect(report.totals.errors, JSON.stringify(report.problems, null, 2)).toBe(0);
+  });
+});
+
+describe('what tools learn from the document', () => {
+  it('names the user token, and exactly the operations that need it besides the key (unless it is an admin key)', () => {
+    const withToken = operations().filter(({ operation }) => 'security' in operation);
+    expect(withToken.map(({ operation }) => operation.operationId).sort()).toEqual(
+      ROUTES.filter((route) => route.userToken)
+        .map((route) => route.operationId)
+        .sort(),
+    );
+    expect(withToken.length).toBe(6);
+    for (const { operation } of withToken)
+      expect((operation as unknown as Json).security).toEqual([{ ApiKey: [], UserToken: [] }, { ApiKey: [] }]);
+    const schemes = (doc.components as unknown as { securitySchemes: Json }).securitySchemes;
+    expect(schemes.UserToken).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(doc.components.responses.Unauthenticated).toMatchObject({ headers: { 'WWW-Authenticate': match.any(Object) } });
+  });
+
+  it('describes what REST does, not what GraphQL does', () => {
+    const described = Object.fromEntries(
+      operations().map(({ operation }) => [operation.operationId, String((operation as unknown as Json).description ?? '')]),
+    );
+    expect(described.getUser).toMatch(/404/);
+    expect(described.getUser).not.toMatch(/null/);
+    expect(described.getOrder).toMatch(/404/);
+    expect(described.deleteUser).toMatch(/204 with no body/);
+    expect(described.listUserOrders).not.toMatch(/NOT_FOUND|sort/);
+    expect(Object.entries(described).filter(([, text]) => text === '')).toEqual([]);
+    expect((doc as unknown as { info: Json }).info.contact).toEqual({ name: 'Portico', url: 'https://portico.dev' });
+  });
+
+  it('marks every field of a response required, nullable ones included (nextCursor is always there)', () => {
+    for (const name of ['OrderList', 'EventList', 'WebhookEndpointList', 'CursorPagination', 'User', 'WebhookEndpoint']) {
+      const schema = doc.components.schemas[name] as { properties: Json; required: string[] };
+      expect(schema.required.sort(), name).toEqual(Object.keys(schema.properties).sort());
+    }
+    expect((doc.components.schemas.OrderList as { properties: Record<string, Json> }).properties.nextCursor).toMatchObject({
+      type: ['string', 'null'],
+    });
   });
 });
 
