@@ -153,7 +153,7 @@ describe('what tools learn from the document', () => {
 
   it('describes what REST does, not what GraphQL does', () => {
     const described = Object.fromEntries(
-      operations().map(({ operation }) => [operation.operationId, String((operation as unknown as Json).description ?? '')]),
+      operations().map(({ operation }) => [operation.operationId, (operation as { description?: string }).description ?? '']),
     );
     expect(described.getUser).toMatch(/404/);
     expect(described.getUser).not.toMatch(/null/);
