@@ -456,6 +456,12 @@ function problemResponses(): Json {
   return responses;
 }
 
+/** The responses some operation refers to (a status several kinds share has a combined response of its own). */
+function referencedOnly(responses: Json, paths: Json): Json {
+  const text = JSON.stringify(paths);
+  return Object.fromEntries(Object.entries(responses).filter(([name]) => text.includes(`"#/components/responses/${name}"`)));
+}
+
 /** The document; `publicUrl` is the absolute URL clients reach the service at (its `servers`). */
 export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string, publicUrl: string): Json {
   const schema = restSchema(fullSchema);
@@ -508,7 +514,7 @@ export function buildOpenApiDocument(fullSchema: GraphQLSchema, version: string,
     paths,
     components: {
       schemas,
-      responses: problemResponses(),
+      responses: referencedOnly(problemResponses(), paths),
       headers: RATE_LIMIT_HEADERS,
       securitySchemes: {
         ApiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'The API key of the calling application.' },
