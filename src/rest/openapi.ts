@@ -78,14 +78,14 @@ const PARAMETER_RULES: Record<string, Json> = {
   order_id: { type: 'string', pattern: idPattern('order'), example: EXAMPLE_ORDER_ID },
   event_id: { type: 'string', pattern: idPattern('event'), example: EXAMPLE_EVENT_ID },
   endpoint_id: { type: 'string', pattern: idPattern('webhookEndpoint'), example: EXAMPLE_ENDPOINT_ID },
-  type: { type: 'string', enum: EVENT_TYPE_NAMES.map(enumNameOf) },
-  status: { type: 'string', enum: [...DELIVERY_STATES] },
-  limit: { type: 'integer', minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default },
+  type: { type: 'string', enum: EVENT_TYPE_NAMES.map(enumNameOf), example: 'ORDER_CREATED' },
+  status: { type: 'string', enum: [...DELIVERY_STATES], example: 'dead' },
+  limit: { type: 'integer', minimum: 1, maximum: PAGE_SIZE.max, default: PAGE_SIZE.default, example: PAGE_SIZE.default },
   // No examples for the alternative paging styles: documentation tools would send them together.
   page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX },
   after_id: { type: 'string', pattern: idPattern('user') },
   cursor: { type: 'string', maxLength: 512 },
-  sort: { type: 'string', enum: [...USER_SORTS], default: 'createdAt' },
+  sort: { type: 'string', enum: [...USER_SORTS], default: 'createdAt', example: '-createdAt' },
 };
 
 const PARAMETER_DESCRIPTIONS: Record<string, string> = {
