@@ -136,6 +136,24 @@ describe('the checked-in document', () => {
 });
 
 describe('what tools learn from the document', () => {
+  it("carries a user's life end to end, as the documented Arazzo workflow run by `redocly respect` against a live server", async () => {
+    const { code, stdout, stderr } = await redocly(
+      'respect',
+      'schema/user-life.arazzo.yaml',
+      '--server',
+      `portico=${server.url}`,
+      '--input',
+      `apiKey=${server.apiKey}`,
+      '--input',
+      `email=arazzo-${process.pid}-${Date.now()}@example.com`,
+    );
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    // Every step's criteria, and respect's own checks of each answer against the document (status, media type, schema).
+    expect(stdout).toMatch(/Workflows: 1 passed, 1 total/);
+    expect(stdout).toMatch(/Steps: 7 passed, 7 total/);
+    expect(stdout).toMatch(/Checks: (\d+) passed, \1 total/);
+  });
+
   it('names the user token, and exactly the operations that need it besides the key (unless it is an admin key)', () => {
     const withToken = operations().filter(({ operation }) => 'security' in operation);
     expect(withToken.map(({ operation }) => operation.operationId).sort()).toEqual(
