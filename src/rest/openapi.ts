@@ -208,15 +208,26 @@ function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?:
   };
   const fields = type.getFields();
   const properties: Record<string, Json> = {};
+  // A response always holds every field of its type (null where it has no value); an input needs its non-null fields.
+  const required = isObjectType(type)
+    ? Object.keys(built.properties).filter((name) => !options.omit?.includes(name))
+    : (built.required ?? []).filter((name) => !options.omit?.includes(name));
   for (const [name, property] of Object.entries(built.properties)) {
     if (options.omit?.includes(name)) continue;
     const rules = FIELD_RULES[`${RESOURCE_OF_INPUT[typeName] ?? typeName}.${name}`] ?? {};
     const nullable = !isNonNullType(fields[name]!.type) && isObjectType(type);
-    properties[name] =
-      nullable && typeof property.type === 'string' ? { ...property, ...rules, type: [property.type, 'null'] } : { ...property, ...rules };
+    const scalar = typeof property.type === 'string' && property.type !== 'object' && property.type !== 'array';
+    const example = scalar && !('example' in rules) ? exampleOf(typeName, name) : undefined;
+    // A string every answer or input must hold is never empty (an id, a name, a URL…).
+    const nonEmpty = property.type === 'string' && !nullable && required.includes(name) && !EMPTY_ALLOWED.has(`${typeName}.${name}`);
+    properties[name] = {
+      ...property,
+      ...(nonEmpty ? { minLength: 1 } : {}),
+      ...rules,
+      ...(example === undefined ? {} : { example }),
+      ...(nullable && scalar ? { type: [property.type, 'null'] } : {}),
+    };
   }
-  // A response always holds every field of its type (null where it has no value); an input needs its non-null fields.
-  const required = isObjectType(type) ? Object.keys(properties) : (built.required ?? []).filter((name) => name in properties);
   return {
     type: 'object',
     ...(type.description ? { description: type.description } : {}),
@@ -385,8 +396,53 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
   };
 }
 
+/** Strings that may be empty: an attempt that could not be prepared was signed with nothing. */
+const EMPTY_ALLOWED = new Set(['WebhookAttempt.signature']);
+
+/** Examples of fields whose type's example holds null or nothing, by `Type.field` or field name. */
+const PROPERTY_EXAMPLES: Record<string, unknown> = {
+  nextCursor: 'AZv-No-CtvnTnWqAWsQ9iOWWxeXUxI9py6eIs2Iae1clDDDTbVro5',
+  hasMore: true,
+  page: 3,
+  limit: 20,
+  total: 1234,
+  totalPages: 62,
+  enabled: true,
+  disabledReason: 'The receiver answered 410 Gone at 2026-11-22T10:00:00.000Z; enable the endpoint again to resume.',
+  previousSecretExpiresAt: '2026-11-23T09:00:00.000Z',
+  secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw0FB5Lw4Yi6A=',
+  nextAttemptAt: '2026-11-22T09:32:00.000Z',
+  error: 'HTTP 503',
+  responseBody: 'Service Unavailable',
+  from: '2026-11-22T00:00:00.000Z',
+  to: '2026-11-23T00:00:00.000Z',
+};
+
+/** Each input type's example, from the example bodies of the routes that take it. */
+const INPUT_EXAMPLES: Record<string, string> = {
+  CreateUserInput: 'createUser',
+  ReplaceUserInput: 'replaceUser',
+  UpdateUserInput: 'updateUser',
+  CreateOrderInput: 'createOrder',
+  CreateWebhookEndpointInput: 'createWebhookEndpoint',
+  UpdateWebhookEndpointInput: 'updateWebhookEndpoint',
+  RotateWebhookEndpointSecretInput: 'rotateWebhookEndpointSecret',
+  ResendDeadWebhookDeliveriesInput: 'resendDeadWebhookDeliveries',
+};
+
+/** An example of one scalar field of a type: from the type's example, or the table above. */
+function exampleOf(typeName: string, name: string): unknown {
+  const whole = (exampleFor(typeName).example ?? EXAMPLE_BODIES[INPUT_EXAMPLES[typeName] ?? '']) as Record<string, unknown> | undefined;
+  const own = whole?.[name];
+  if (own !== undefined && own !== null && typeof own !== 'object') return own;
+  return PROPERTY_EXAMPLES[`${typeName}.${name}`] ?? PROPERTY_EXAMPLES[name];
+}
+
 function exampleFor(typeName: string): Json {
   const examples: Record<string, unknown> = {
+    WebhookAttempt: EXAMPLE_DELIVERY.attempts[0],
+    CursorPagination: { nextCursor: 'AZv-No-CtvnTnWqAWsQ9iOWWxeXUxI9py6eIs2Iae1clDDDTbVro5', hasMore: true },
+    OffsetPagination: { page: 3, limit: 20, total: 1234, totalPages: 62 },
     User: EXAMPLE_USER,
     Order: EXAMPLE_ORDER,
     UserList: { data: [EXAMPLE_USER], pagination: { nextCursor: 'AZv-No-CtvnTnWqAWsQ9iOWWxeXUxI9py6eIs2Iae1clDDDTbVro5', hasMore: true } },
@@ -412,18 +468,27 @@ const PROBLEM_SCHEMA = {
       format: 'uri',
       description: 'Identifies the kind of problem; stable.',
       example: `${PROBLEM_TYPE_BASE}invalid-input`,
+      minLength: 1,
     },
-    title: { type: 'string', description: 'Short summary of the kind of problem.' },
-    status: { type: 'integer', description: 'The HTTP status code.' },
-    detail: { type: 'string', description: 'What went wrong this time.' },
-    instance: { type: 'string', description: 'The path of the request that failed.' },
+    title: { type: 'string', description: 'Short summary of the kind of problem.', example: 'Invalid input', minLength: 1 },
+    status: { type: 'integer', description: 'The HTTP status code.', example: 400 },
+    detail: {
+      type: 'string',
+      description: 'What went wrong this time.',
+      example: 'email: must be an email address like ada@example.com',
+      minLength: 1,
+    },
+    instance: { type: 'string', description: 'The path of the request that failed.', example: '/users' },
     errors: {
       type: 'array',
       description: 'For invalid input: every offending field or parameter.',
       items: {
         type: 'object',
         required: ['field', 'message'],
-        properties: { field: { type: 'string' }, message: { type: 'string' } },
+        properties: {
+          field: { type: 'string', example: 'email', minLength: 1 },
+          message: { type: 'string', example: 'must be an email address like ada@example.com', minLength: 1 },
+        },
       },
     },
   },
