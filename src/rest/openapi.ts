@@ -432,8 +432,8 @@ const INPUT_EXAMPLES: Record<string, string> = {
 
 /** An example of one scalar field of a type: from the type's example, or the table above. */
 function exampleOf(typeName: string, name: string): unknown {
-  const whole = (exampleFor(typeName).example ?? EXAMPLE_BODIES[INPUT_EXAMPLES[typeName] ?? '']) as Record<string, unknown> | undefined;
-  const own = whole?.[name];
+  const whole: unknown = exampleFor(typeName).example ?? EXAMPLE_BODIES[INPUT_EXAMPLES[typeName] ?? ''];
+  const own: unknown = typeof whole === 'object' && whole !== null ? Reflect.get(whole, name) : undefined;
   if (own !== undefined && own !== null && typeof own !== 'object') return own;
   return PROPERTY_EXAMPLES[`${typeName}.${name}`] ?? PROPERTY_EXAMPLES[name];
 }
