@@ -1,5 +1,6 @@
-// The arguments of a command-line tool, parsed; a mistake in them prints what is wrong and the tool's
-// usage, and exits with status 2.
+// The arguments of a command-line tool, parsed the same way for every tool: `--help` (or `-h`) prints
+// its usage and exits 0; a mistake prints what is wrong, naming the flag as typed, then the usage,
+// and exits 2; a negative number after a flag is that flag's value.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import { DomainError } from '../errors.ts';
 import { messageOf } from '../guards.ts';
@@ -11,11 +12,49 @@ export function usageError(usage: string, message: string): never {
   process.exit(2);
 }
 
-export function commandLine<const Options extends ParseArgsOptionsConfig>(usage: string, options: Options) {
+/** The parser's complaint in a few plain words, naming the flag as the user typed it. */
+function plainly(error: unknown): string {
+  const code: unknown = error !== null && typeof error === 'object' ? Reflect.get(error, 'code') : undefined;
+  const flag = /'(-{1,2}[\w-]+)/.exec(messageOf(error))?.[1] ?? 'an option';
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${flag}`;
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    return /argument missing|<value>/.test(messageOf(error)) ? `${flag} needs a value` : `${flag} takes no value`;
+  }
+  if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return 'unexpected argument';
+  return messageOf(error);
+}
+
+/** `--flag -5` as `--flag=-5`: a negative number is a value, not another flag. */
+function withNegativeNumbers(args: readonly string[], options: ParseArgsOptionsConfig): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const name = args[i]!.startsWith('--') ? args[i]!.slice(2) : undefined;
+    const next = args[i + 1];
+    if (name && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${args[i]}=${next}`);
+      i++;
+    } else out.push(args[i]!);
+  }
+  return out;
+}
+
+export function commandLine<const Options extends ParseArgsOptionsConfig>(
+  usage: string,
+  options: Options,
+  args: readonly string[] = process.argv.slice(2),
+) {
+  if (args.includes('--help') || args.includes('-h')) {
+    process.stdout.write(`${usage}\n`);
+    process.exit(0);
+  }
   try {
-    return parseArgs<{ allowPositionals: true; options: Options }>({ allowPositionals: true, options });
+    return parseArgs<{ allowPositionals: true; options: Options; args: string[] }>({
+      allowPositionals: true,
+      options,
+      args: withNegativeNumbers(args, options),
+    });
   } catch (error) {
-    return usageError(usage, messageOf(error));
+    return usageError(usage, plainly(error));
   }
 }
 

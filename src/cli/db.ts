@@ -1,15 +1,17 @@
-// `npm run db:migrate`: applies pending migrations to the configured database (embedded or DATABASE_URL).
-import { exitWithStartupFailure, start } from '../startup.ts';
+// `npm run db:migrate`: applies pending migrations to the configured database (embedded or
+// DATABASE_URL) and says so in plain text (`--json` for machines).
+import { commandLine, usageError, withDatabase } from './command-line.ts';
 
-const command = process.argv[2];
-if (command !== 'migrate') {
-  process.stderr.write('usage: node src/cli/db.ts migrate\n');
-  process.exit(2);
-}
-try {
-  const { db, logger } = await start({ migrate: true });
-  logger.info('database is up to date');
-  await db.close();
-} catch (error) {
-  exitWithStartupFailure(error);
-}
+const USAGE = 'usage: npm run db:migrate [-- --json]';
+const { values, positionals } = commandLine(USAGE, { json: { type: 'boolean', default: false } });
+const [command, ...rest] = positionals;
+if (command !== 'migrate' || rest.length > 0)
+  usageError(USAGE, command === undefined ? 'a command is required' : `unknown command "${[command, ...rest].join(' ')}"`);
+
+await withDatabase(({ db }) => {
+  const where = db.url.replace(/\/\/[^@]*@/, '//');
+  process.stdout.write(
+    values.json ? `${JSON.stringify({ upToDate: true, database: where })}\n` : `the database at ${where} is up to date\n`,
+  );
+  return Promise.resolve();
+});

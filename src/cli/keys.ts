@@ -3,7 +3,9 @@
 //   list [--json]            rotate ID [--grace 24h] [--json]            revoke ID [--json]
 //   usage ID [--days 30] [--json]
 import { commandLine, usageError, withDatabase } from './command-line.ts';
-import type { ApiKey } from '../db/entities/index.ts';
+import { ApiKey } from '../db/entities/index.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { requireId } from '../services/validation.ts';
 import { resolveSecret } from '../secrets.ts';
 import { usageOfApiKey } from '../services/api-key-usage.ts';
 import { SCOPES, createApiKey, listApiKeys, revokeApiKey, rotateApiKey } from '../services/api-keys.ts';
@@ -30,6 +32,28 @@ function describe(key: ApiKey) {
     lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
     rotatedFromId: key.rotatedFromId ?? null,
   };
+}
+
+/** The flag each setting of a new key comes from, for errors. */
+const FLAG_OF: Record<string, string> = {
+  name: '--name',
+  scopes: '--scopes',
+  allowedCidrs: '--allow-ip',
+  expiresAt: '--expires',
+  rateLimitPerMinute: '--rate-limit',
+};
+
+/** Rows under a header, each column as wide as its widest cell. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function fail(message: string): never {
@@ -66,27 +90,37 @@ await withDatabase(async ({ config, db }) => {
   const em = db.orm.em.fork();
   if (command === 'create') {
     const rateLimit = values['rate-limit'] === undefined ? null : Number(values['rate-limit']);
-    const { key, secret } = await createApiKey(em, pepper, config.production ? 'live' : 'test', {
-      name: values.name!,
-      scopes: values.scopes!.split(','),
-      allowedCidrs: values['allow-ip'] ?? [],
-      expiresAt: expiresIn === undefined ? null : new Date(Date.now() + expiresIn),
-      rateLimitPerMinute: rateLimit,
-    });
+    let created: Awaited<ReturnType<typeof createApiKey>>;
+    try {
+      created = await createApiKey(em, pepper, config.production ? 'live' : 'test', {
+        name: values.name!,
+        scopes: values.scopes!.split(','),
+        allowedCidrs: values['allow-ip'] ?? [],
+        expiresAt: expiresIn === undefined ? null : new Date(Date.now() + expiresIn),
+        rateLimitPerMinute: rateLimit,
+      });
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      // Said as the user typed it: the flag, not the setting's name inside the service.
+      process.stderr.write(`${error.fieldErrors.map((e) => `${FLAG_OF[e.field] ?? e.field} ${e.message}`).join('\n')}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    const { key, secret } = created;
     print(
       { ...describe(key), secret },
       `created ${key.id} (${key.name})\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,
     );
   } else if (command === 'list') {
     const keys = (await listApiKeys(em)).map(describe);
-    const state = (k: ReturnType<typeof describe>) =>
-      k.revokedAt ? 'revoked' : k.expiresAt && Date.parse(k.expiresAt) <= Date.now() ? 'expired' : 'active';
-    print(
-      keys,
-      keys.length === 0
-        ? 'no keys'
-        : keys.map((k) => `${k.id}  ${k.key.padEnd(18)}  ${state(k).padEnd(7)}  ${k.name}  [${k.scopes.join(',')}]`).join('\n'),
-    );
+    const replaced = new Set(keys.map((k) => k.rotatedFromId));
+    const state = (k: ReturnType<typeof describe>) => {
+      if (k.revokedAt) return 'revoked';
+      if (k.expiresAt && Date.parse(k.expiresAt) <= Date.now()) return 'expired';
+      return replaced.has(k.id) && k.expiresAt ? `rotating until ${k.expiresAt}` : 'active';
+    };
+    const rows = keys.map((k) => [k.name, k.id, k.key, k.scopes.join(','), state(k), k.expiresAt ?? 'never', k.lastUsedAt ?? 'never']);
+    print(keys, keys.length === 0 ? 'no keys' : table(['NAME', 'ID', 'PREFIX', 'SCOPES', 'STATE', 'EXPIRES', 'LAST USED'], rows));
   } else if (command === 'rotate') {
     const { key, secret, previous } = await rotateApiKey(em, pepper, id!, graceMs);
     print(
@@ -94,6 +128,7 @@ await withDatabase(async ({ config, db }) => {
       `rotated ${previous.id} to ${key.id}; the old key works until ${previous.expiresAt?.toISOString()}\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,
     );
   } else if (command === 'usage') {
+    if (!(await em.findOne(ApiKey, { id: requireId('apiKey', 'id', id!) }))) throw new NotFoundError(`No API key has the id ${id}.`);
     const rows = await usageOfApiKey(em, id!, days);
     const total = rows.reduce((sum, row) => sum + row.requests, 0);
     const text = rows.map((row) => `${row.day}  ${String(row.requests).padStart(9)}  ${row.operation}`).join('\n');

@@ -1,9 +1,25 @@
-// `npm run schema:print`: rewrites the checked-in GraphQL schema and OpenAPI document from the code
-// (tests fail when either is stale).
+// `npm run schema:print`: rewrites the checked-in GraphQL schema and OpenAPI document from the code;
+// with `--check`, writes nothing and exits 1 if either is stale (`npm test` runs it so).
 import fs from 'node:fs/promises';
+import { commandLine } from './command-line.ts';
 import { SCHEMA_FILE, printedSchema } from '../graphql/print.ts';
 import { OPENAPI_FILE, printedOpenApi } from '../rest/print.ts';
 
-await fs.writeFile(SCHEMA_FILE, printedSchema());
-await fs.writeFile(OPENAPI_FILE, printedOpenApi());
-process.stdout.write(`wrote ${SCHEMA_FILE} and ${OPENAPI_FILE}\n`);
+const USAGE = 'usage: npm run schema:print [-- --check]';
+const { values } = commandLine(USAGE, { check: { type: 'boolean', default: false } });
+const printed = { [SCHEMA_FILE]: printedSchema(), [OPENAPI_FILE]: printedOpenApi() };
+
+if (values.check) {
+  const stale: string[] = [];
+  for (const [file, text] of Object.entries(printed)) {
+    if ((await fs.readFile(file, 'utf8').catch(() => '')) !== text) stale.push(file);
+  }
+  if (stale.length > 0) {
+    process.stderr.write(`${stale.join(' and ')} ${stale.length > 1 ? 'are' : 'is'} stale: run \`npm run schema:print\`.\n`);
+    process.exit(1);
+  }
+  process.stdout.write(`${Object.keys(printed).join(' and ')} are up to date\n`);
+} else {
+  for (const [file, text] of Object.entries(printed)) await fs.writeFile(file, text);
+  process.stdout.write(`wrote ${Object.keys(printed).join(' and ')}\n`);
+}

@@ -3,13 +3,12 @@
 // Rows go in through multi-row `INSERT … SELECT FROM unnest(arrays)` with bound parameters: one
 // round trip per batch of thousands (times travel as epoch milliseconds, far cheaper to serialise). Creation times are spread over the past year and ids are
 // minted for those times, so ids and created_at agree on order as they do for live rows.
-import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { ORDER_STATUSES } from '../db/entities/index.ts';
 import { idAt } from '../db/ids.ts';
 import { exitWithStartupFailure, start } from '../startup.ts';
+import { commandLine, usageError } from './command-line.ts';
 import { Progress } from './progress.ts';
-import { messageOf } from '../guards.ts';
 
 const USAGE = 'usage: npm run seed -- --users N [--orders-per-user M] [--reset]';
 const BATCH = 5_000;
@@ -61,19 +60,12 @@ const LAST = [
 ];
 
 function parse(): { users: number; ordersPerUser: number; reset: boolean } {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        users: { type: 'string' },
-        'orders-per-user': { type: 'string', default: '0' },
-        reset: { type: 'boolean', default: false },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`${messageOf(error)}\n${USAGE}\n`);
-    process.exit(2);
-  }
+  const { values, positionals } = commandLine(USAGE, {
+    users: { type: 'string' },
+    'orders-per-user': { type: 'string', default: '0' },
+    reset: { type: 'boolean', default: false },
+  });
+  if (positionals.length > 0) usageError(USAGE, `unexpected argument ${positionals[0]}`);
   const users = Number(values.users);
   const ordersPerUser = Number(values['orders-per-user']);
   if (
@@ -84,8 +76,7 @@ function parse(): { users: number; ordersPerUser: number; reset: boolean } {
     ordersPerUser < 0 ||
     ordersPerUser > 1000
   ) {
-    process.stderr.write(`--users must be 0 to 10,000,000 and --orders-per-user 0 to 1,000.\n${USAGE}\n`);
-    process.exit(2);
+    usageError(USAGE, '--users must be a whole number from 0 to 10,000,000, and --orders-per-user from 0 to 1,000');
   }
   return { users, ordersPerUser, reset: values.reset };
 }

@@ -50,6 +50,10 @@ describe('npm run db:migrate', () => {
     drops.push(database.drop);
     const result = await run('src/cli/db.ts', ['migrate'], database.url);
     expect(result.code, result.stderr).toBe(0);
+    // Plain text, like every command; --json for machines.
+    expect(result.stdout).toMatch(/^the database at postgres:\/\/.* is up to date\n$/);
+    expect(result.stdout).not.toContain(':secret@');
+    expect(JSON.parse((await run('src/cli/db.ts', ['migrate', '--json'], database.url)).stdout)).toMatchObject({ upToDate: true });
     const tables = await query<{ table_name: string }>(
       database.url,
       "select table_name from information_schema.tables where table_schema = 'public' order by 1",
@@ -302,30 +306,93 @@ describe('npm run webhooks', () => {
 });
 
 describe('npm run token', () => {
-  it('signs a development user token the service accepts', async () => {
+  it('signs a development user token the service accepts, for a user that exists', async () => {
+    const database = await createTestDatabase();
+    drops.push(database.drop);
     const secret = 'a-jwt-secret-of-at-least-thirty-two-characters';
-    const result = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
-      const child = spawn(process.execPath, ['src/cli/token.ts', 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m', '--expires', '5m'], {
-        env: { ...process.env, JWT_SECRET: secret },
+    const userId = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
+    await query(
+      database.url,
+      `insert into users (id, name, email, created_at, updated_at) values ('${userId}', 'Ada', 'ada-token@example.com', now(), now())`,
+    );
+    const token = (...args: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['src/cli/token.ts', ...args], {
+          env: { ...process.env, JWT_SECRET: secret, DATABASE_URL: database.url, LOG_LEVEL: 'warn' },
+        });
+        let [stdout, stderr] = ['', ''];
+        child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
       });
-      let stdout = '';
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      child.on('close', (code) => resolve({ code, stdout }));
-    });
-    expect(result.code).toBe(0);
+    const result = await token(userId, '--expires', '5m');
+    expect(result.code, result.stderr).toBe(0);
     const { payload } = await jwtVerify(result.stdout.trim(), new TextEncoder().encode(secret), {
       issuer: 'portico-dev',
       audience: 'portico',
     });
-    expect(payload.sub).toBe('usr_01jd3x3b8vfb9s1p4t4p6q2k7m');
+    expect(payload.sub).toBe(userId);
     expect(payload.exp! - Date.now() / 1000).toBeLessThanOrEqual(300);
-    const bad = await run('src/cli/token.ts', ['not-a-user'], 'postgres://unused@127.0.0.1:1/none');
-    expect(bad.code).toBe(2);
-    const tooLong = await run(
-      'src/cli/token.ts',
-      ['usr_01jd3x3b8vfb9s1p4t4p6q2k7m', '--expires', '2d'],
-      'postgres://unused@127.0.0.1:1/none',
-    );
-    expect([tooLong.code, tooLong.stderr]).toEqual([2, match.stringContaining('longer than JWT_MAX_AGE')]);
+    // Each mistake said in words, naming what was typed.
+    expect(await token()).toMatchObject({ code: 2, stderr: match.stringContaining('the id of the user the token speaks for is required') });
+    expect(await token('not-a-user')).toMatchObject({ code: 2, stderr: match.stringContaining('not-a-user is not a user id') });
+    expect(await token(userId, '--expires', 'soon')).toMatchObject({
+      code: 2,
+      stderr: match.stringContaining('--expires takes a duration'),
+    });
+    expect(await token(userId, '--expires', '2d')).toMatchObject({ code: 2, stderr: match.stringContaining('longer than JWT_MAX_AGE') });
+    expect(await token('usr_01jd3x3b8vfb9s1p4t4p6q2k7n')).toMatchObject({
+      code: 1,
+      stderr: 'No user has the id usr_01jd3x3b8vfb9s1p4t4p6q2k7n.\n',
+    });
+  });
+});
+
+describe('every command explains itself', () => {
+  const COMMANDS = [
+    'src/cli/keys.ts',
+    'src/cli/webhooks.ts',
+    'src/cli/seed.ts',
+    'src/cli/token.ts',
+    'src/cli/db.ts',
+    'src/cli/schema-print.ts',
+  ];
+
+  it('prints its usage for --help (on a subcommand too) and exits 0', async () => {
+    for (const command of COMMANDS) {
+      for (const args of [['--help'], ['create', '-h']]) {
+        const result = await run(command, args, 'postgres://unused@127.0.0.1:1/none');
+        expect([result.code, result.stdout.startsWith('usage:')], `${command} ${args.join(' ')}`).toEqual([0, true]);
+      }
+    }
+  });
+
+  it('refuses unknown flags and wrong values in plain words, naming the flag as typed; reads negative numbers as numbers', async () => {
+    const database = await createTestDatabase();
+    drops.push(database.drop);
+    const unknown = await run('src/cli/keys.ts', ['list', '--colour'], database.url);
+    expect([unknown.code, unknown.stderr.split('\n')[0]]).toEqual([2, 'unknown option --colour']);
+    const missing = await run('src/cli/keys.ts', ['create', '--name'], database.url);
+    expect([missing.code, missing.stderr.split('\n')[0]]).toEqual([2, '--name needs a value']);
+    const negative = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'admin', '--rate-limit', '-5'], database.url);
+    expect([negative.code, negative.stderr]).toEqual([1, '--rate-limit must be a whole number above 0\n']);
+    const usage = await run('src/cli/keys.ts', ['usage', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m'], database.url);
+    expect([usage.code, usage.stderr]).toEqual([1, 'No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m.\n']);
+  });
+
+  it('lists keys as a table with a header, and says when the checked-in schema is current', async () => {
+    const database = await createTestDatabase();
+    drops.push(database.drop);
+    const created = JSON.parse(
+      (await run('src/cli/keys.ts', ['create', '--name', 'Shop', '--scopes', 'users:read', '--json'], database.url)).stdout,
+    ) as {
+      id: string;
+    };
+    await run('src/cli/keys.ts', ['rotate', created.id, '--grace', '1h'], database.url);
+    const [header, ...rows] = (await run('src/cli/keys.ts', ['list'], database.url)).stdout.trim().split('\n');
+    expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'ID', 'PREFIX', 'SCOPES', 'STATE', 'EXPIRES', 'LAST USED']);
+    expect(rows.find((row) => row.includes(created.id))).toMatch(/rotating until \d{4}-/);
+    const check = await run('src/cli/schema-print.ts', ['--check'], database.url);
+    expect([check.code, check.stdout]).toEqual([0, 'schema/schema.graphql and schema/openapi.json are up to date\n']);
   });
 });
