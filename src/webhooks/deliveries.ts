@@ -1,6 +1,7 @@
 // The delivery queue in PostgreSQL: workers claim due deliveries in batches (FOR UPDATE SKIP LOCKED,
 // with a lease, so a crashed worker's claims go to another once the lease lapses and no delivery is
 // attempted by two workers at once) and settle their outcomes in batches, each attempt recorded.
+import { violatedConstraint } from '../db/failures.ts';
 import { statement, type Sql } from '../db/sql.ts';
 import type { DeliveryState } from '../db/entities/index.ts';
 
@@ -67,7 +68,10 @@ const SETTLE = statement(
        as o(event_id, endpoint_id, number, started_at, duration_ms, status_code, error, response_body, signature, state, next_attempt_at)),
    recorded as (
      insert into webhook_attempts (event_id, endpoint_id, number, started_at, duration_ms, status_code, error, response_body, signature)
-     select event_id, endpoint_id, number, started_at, duration_ms, status_code, error, response_body, signature from outcome
+     select o.event_id, o.endpoint_id, o.number, o.started_at, o.duration_ms, o.status_code, o.error, o.response_body, o.signature
+     from outcome o
+     -- A delivery deleted meanwhile (its endpoint was) has nothing to record the attempt against.
+     where exists (select 1 from webhook_deliveries d where d.event_id = o.event_id and d.endpoint_id = o.endpoint_id)
      on conflict do nothing)
    update webhook_deliveries d set state = o.state, locked_until = null,
      next_attempt_at = coalesce(o.next_attempt_at, d.next_attempt_at),
@@ -77,9 +81,26 @@ const SETTLE = statement(
 
 /**
  * Records the attempts and moves each delivery on, in one statement. A delivery re-sent or claimed
- * again meanwhile (its attempt number moved on) keeps its new state; the attempt is recorded all the same.
+ * again meanwhile (its attempt number moved on) keeps its new state; the attempt is recorded all the
+ * same. One deleted meanwhile is skipped; should its deletion commit while the statement runs (a
+ * foreign key violation), each outcome is settled on its own and the deleted one dropped.
  */
 export async function settleDeliveries(sql: Sql, settled: readonly Settled[]): Promise<void> {
+  try {
+    await settleBatch(sql, settled);
+  } catch (error) {
+    if (violatedConstraint(error) !== ATTEMPTS_FOREIGN_KEY || settled.length === 0) throw error;
+    for (const one of settled) {
+      await settleBatch(sql, [one]).catch((failure: unknown) => {
+        if (violatedConstraint(failure) !== ATTEMPTS_FOREIGN_KEY) throw failure;
+      });
+    }
+  }
+}
+
+const ATTEMPTS_FOREIGN_KEY = 'webhook_attempts_event_id_endpoint_id_foreign';
+
+async function settleBatch(sql: Sql, settled: readonly Settled[]): Promise<void> {
   const column = <K extends keyof Settled>(key: K) => settled.map((s) => s[key]);
   await sql.rows(SETTLE, [
     column('eventId'),

@@ -116,7 +116,8 @@ export class WebhookSender {
         ok,
         statusCode,
         error: ok ? null : statusCode >= 300 && statusCode < 400 ? 'redirect (not followed)' : `HTTP ${statusCode}`,
-        responseBody: kept.length > 0 ? Buffer.concat(kept).toString('utf8') : null,
+        // As text PostgreSQL can store: NUL bytes go (a receiver's body could otherwise stall the record).
+        responseBody: kept.length > 0 ? Buffer.concat(kept).toString('utf8').replaceAll('\u0000', '') : null,
         durationMs: took(),
         ...(retryAfter === undefined ? {} : { retryAfterMs: retryAfter }),
         gone: statusCode === 410,

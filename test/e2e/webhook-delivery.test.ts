@@ -255,6 +255,11 @@ describe('what a receiver can do wrong', () => {
     expect(receiver.received.some((r) => r.path === '/elsewhere')).toBe(false);
   });
 
+  it('a response body with NUL bytes is recorded without them', async () => {
+    const { delivery } = await firstAnswered({ status: 500, body: 'bad\u0000news' });
+    expect(delivery.attempts[0]).toMatchObject({ statusCode: 500, responseBody: 'badnews' });
+  });
+
   it('a 429 with Retry-After defers the next attempt at least that long', async () => {
     const endpoint = await register(server, receiver, ['USER_CREATED']);
     receiver.answer = answerAt(endpoint, () => ({ status: 429, headers: { 'retry-after': '30' } }));
@@ -289,6 +294,25 @@ describe('what a receiver can do wrong', () => {
     const waiting = await settledDelivery(endpoint.id, 'user.created', 'failed');
     expect(waiting.attempts[0]!.error).toBe('refused: the URL must not point at 10.0.0.1, a private address');
     expect(waiting.attempts[0]!.statusCode).toBeNull();
+  });
+
+  it('an endpoint deleted while an attempt to it is under way holds up nothing else', async () => {
+    const doomed = await register(server, receiver, ['USER_CREATED']);
+    const other = await register(server, receiver, ['USER_CREATED']);
+    receiver.answer = answerAt(doomed, () => ({ hang: true }));
+    await createUser();
+    await eventually(() => requestsAt(doomed.path, 'user.created').length > 0, 'the attempt to start', 10_000);
+    expect((await rest(server, 'DELETE', `/webhook-endpoints/${doomed.id}`)).status).toBe(204);
+    // The hanging attempt times out with nothing left to record it against…
+    await eventually(() => requestsAt(doomed.path, 'user.created')[0]!.closedAt !== undefined, 'the attempt to time out', 10_000);
+    // …and the other endpoint's next delivery is recorded all the same.
+    await createUser();
+    await eventually(
+      async () => (await deliveries(other.id, '?status=succeeded')).filter((d) => d.eventType === 'user.created').length === 2,
+      'the other endpoint to get both events',
+      15_000,
+    );
+    receiver.answer = () => ({ status: 200 });
   });
 
   it('a re-send while an attempt is under way is refused with 409', async () => {

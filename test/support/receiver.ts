@@ -8,6 +8,8 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
   body: string;
   at: number;
+  /** When its connection closed: answered, or given up by the sender. */
+  closedAt?: number;
 }
 
 /** How to answer a request: a status (and headers, a body), or a misbehaviour. */
@@ -52,7 +54,10 @@ export async function startReceiver(): Promise<Receiver> {
       const eventId = String(request.headers['x-portico-event-id'] ?? '');
       if ((inFlight.get(eventId) ?? 0) > 0) receiver.overlaps.push(eventId);
       inFlight.set(eventId, (inFlight.get(eventId) ?? 0) + 1);
-      response.once('close', () => inFlight.set(eventId, inFlight.get(eventId)! - 1));
+      response.once('close', () => {
+        inFlight.set(eventId, inFlight.get(eventId)! - 1);
+        received.closedAt = Date.now();
+      });
       const answer = receiver.answer(received, index);
       if ('hang' in answer) {
         hanging.add(response);
