@@ -51,17 +51,17 @@ export function orderResource(order: OrderRecord): Record<string, unknown> {
  * `extract` computes in numeric, which cost PostgreSQL a quarter of the nested page's time); the
  * column holds whole milliseconds, so rounding the product gives them back exactly.
  */
-const ms = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
+export const epochMsOf = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
 
 /** The columns of each as reads select them: named as the records' fields, so a row is a record. */
-export const USER_COLUMNS = `id, name, email, ${ms('created_at')} as "createdAt", ${ms('updated_at')} as "updatedAt"`;
-export const ORDER_COLUMNS = `id, user_id as "userId", total, status, ${ms('created_at')} as "createdAt"`;
+export const USER_COLUMNS = `id, name, email, ${epochMsOf('created_at')} as "createdAt", ${epochMsOf('updated_at')} as "updatedAt"`;
+export const ORDER_COLUMNS = `id, user_id as "userId", total, status, ${epochMsOf('created_at')} as "createdAt"`;
 
 /**
  * An order inside a user's row, as PostgreSQL builds it in JSON: a compact array (the user id is the
  * row's own), several times cheaper for PostgreSQL to build than an object per order.
  */
-export const ORDER_TUPLE = `json_build_array(id, total, status, ${ms('created_at')})`;
+export const ORDER_TUPLE = `json_build_array(id, total, status, ${epochMsOf('created_at')})`;
 export type OrderTuple = [id: string, total: number, status: OrderStatus, createdAt: number];
 
 export function orderOfTuple(userId: string, [id, total, status, createdAt]: OrderTuple): OrderRecord {

@@ -14,16 +14,22 @@ interface ExecutionInput {
 
 type Coerced = { coerced: Record<string, unknown> } | { errors: readonly GraphQLError[] };
 
-const coercions = new WeakMap<ExecutionInput, Coerced>();
+/**
+ * Coercions made, by the variables object (or, without variables, the execution's arguments): the REST
+ * adapter coerces a route's variables before it runs the route, and execution then finds them done.
+ */
+const coercions = new WeakMap<object, { of: ExecutionInput; result: Coerced }>();
 
 /** The request's variables as execution will see them (defaults applied), or why they do not fit. */
 export function coercedVariables(args: ExecutionInput): Coerced {
-  let result = coercions.get(args);
-  if (!result) {
-    const operation = getOperationAST(args.document, args.operationName);
-    result = getVariableValues(args.schema, operation?.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
-    coercions.set(args, result);
+  const key = args.variableValues ?? args;
+  const done = coercions.get(key);
+  if (done && done.of.schema === args.schema && done.of.document === args.document && done.of.operationName == args.operationName) {
+    return done.result;
   }
+  const operation = getOperationAST(args.document, args.operationName);
+  const result = getVariableValues(args.schema, operation?.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
+  coercions.set(key, { of: args, result });
   return result;
 }
 

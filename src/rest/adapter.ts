@@ -7,20 +7,12 @@
 // Location, 204 without a body, 404 instead of `200 null`, and Problem Details for every error.
 import { STATUS_CODES } from 'node:http';
 import { buildOperationNodeForField } from '@graphql-tools/utils';
-import {
-  Kind,
-  assertSchema,
-  getNamedType,
-  getOperationAST,
-  getVariableValues,
-  type DocumentNode,
-  type ExecutionResult,
-  type GraphQLSchema,
-} from 'graphql';
+import { Kind, assertSchema, getNamedType, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import type { YogaServer } from 'graphql-yoga';
 import { createSofa } from 'sofa-api';
 import { problem, type FieldError, type Problem } from '../errors.ts';
 import { logLevelOf, maskError } from '../plugins/error-masking.ts';
+import { coercedVariables } from '../plugins/variables.ts';
 import { BEARER_CHALLENGE } from '../services/request-auth.ts';
 import type { Logger } from '../log.ts';
 import { GRAPHQL_PATH } from '../paths.ts';
@@ -174,10 +166,15 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
           errors.push(...body.errors);
         }
         const operation = operations.get(route)!;
-        const definitions = getOperationAST(operation.document, operation.name)?.variableDefinitions ?? [];
-        const coerced = getVariableValues(schema!, definitions, variables, { maxErrors: 50 });
+        // Coerced here once; execution finds the result (plugins/variables.ts).
+        const coerced = coercedVariables({
+          schema: schema!,
+          document: operation.document,
+          operationName: operation.name,
+          variableValues: variables,
+        });
         // Those name fields as the client sent them; coercion's name arguments, which get their REST names.
-        if (coerced.errors) {
+        if ('errors' in coerced) {
           const named = withRestNames(
             problem('invalid-input', '', fieldErrorsOfCoercion(schema!, coerced.errors, inputTypeOf(schema!, route))),
             route,

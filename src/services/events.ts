@@ -7,6 +7,7 @@
 // has already passed: paging with the cursor sees every event exactly once, while events are written.
 import { idFloor } from '../db/ids.ts';
 import type { EntityManager } from '../db/orm.ts';
+import { epochMsOf } from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
@@ -25,7 +26,7 @@ export interface EventRecord {
 
 type Row = EventRecord & { xact: string };
 
-const COLUMNS = `id, type, round(date_part('epoch', created_at) * 1000) as "createdAt", data`;
+const COLUMNS = `id, type, ${epochMsOf('created_at')} as "createdAt", data`;
 
 const FEED_ORDER: Keyset<Row> = {
   scope: 'events/feed',

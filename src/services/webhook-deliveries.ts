@@ -3,6 +3,7 @@
 // receiver sees the same event id again.
 import { DELIVERY_STATES, type DeliveryState } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
+import { epochMsOf } from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
@@ -37,10 +38,9 @@ export interface DeliveryPage {
   nextCursor: string | null;
 }
 
-const ms = (column: string) => `round(date_part('epoch', ${column}) * 1000)`;
 const DELIVERY_COLUMNS = `d.event_id as "eventId", ev.type as "eventType", d.state as status,
-  case when d.state in ('pending', 'failed') then ${ms('d.next_attempt_at')} end as "nextAttemptAt",
-  ${ms('d.created_at')} as "createdAt", ${ms('d.finished_at')} as "finishedAt"`;
+  case when d.state in ('pending', 'failed') then ${epochMsOf('d.next_attempt_at')} end as "nextAttemptAt",
+  ${epochMsOf('d.created_at')} as "createdAt", ${epochMsOf('d.finished_at')} as "finishedAt"`;
 
 /**
  * A page of an endpoint's deliveries (of one state, written into the statement so that the dead-letter
@@ -61,7 +61,7 @@ const PAGES = new Map(
 );
 const ATTEMPTS = statement(
   'attempts_of_deliveries',
-  `select event_id as "eventId", number, ${ms('started_at')} as "startedAt", duration_ms as "durationMs", status_code as "statusCode",
+  `select event_id as "eventId", number, ${epochMsOf('started_at')} as "startedAt", duration_ms as "durationMs", status_code as "statusCode",
      error, response_body as "responseBody", signature
    from webhook_attempts where endpoint_id = $1 and event_id = any($2::text[]) order by event_id, number`,
 );

@@ -2,6 +2,7 @@
 // with a lease, so a crashed worker's claims go to another once the lease lapses and no delivery is
 // attempted by two workers at once) and settle their outcomes in batches, each attempt recorded.
 import { violatedConstraint } from '../db/failures.ts';
+import { epochMsOf } from '../db/records.ts';
 import { statement, type Sql } from '../db/sql.ts';
 import type { DeliveryState } from '../db/entities/index.ts';
 
@@ -35,7 +36,7 @@ const CLAIM = statement(
      from due where d.event_id = due.event_id and d.endpoint_id = due.endpoint_id
      returning d.event_id, d.endpoint_id, d.attempts, d.attempts_total)
    select c.event_id as "eventId", c.endpoint_id as "endpointId", c.attempts as attempt, c.attempts_total as number,
-     ev.type, round(date_part('epoch', ev.created_at) * 1000) as "createdAt", ev.data, e.url, e.secret,
+     ev.type, ${epochMsOf('ev.created_at')} as "createdAt", ev.data, e.url, e.secret,
      case when e.previous_secret_expires_at > now() then e.previous_secret end as "previousSecret"
    from claimed c join events ev on ev.id = c.event_id join webhook_endpoints e on e.id = c.endpoint_id`,
 );

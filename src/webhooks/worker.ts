@@ -11,7 +11,7 @@ import type { Logger } from '../log.ts';
 import { claimDeliveries, disableGoneEndpoint, settleDeliveries, type ClaimedDelivery, type Settled } from './deliveries.ts';
 import { nextWaitMs } from './schedule.ts';
 import type { SecretBox } from './secret-box.ts';
-import { WebhookSender } from './sender.ts';
+import { WebhookSender, type AttemptResult } from './sender.ts';
 import { SIGNATURE_HEADER, signedHeaders } from './signing.ts';
 import type { UrlPolicy } from './url-policy.ts';
 
@@ -142,11 +142,8 @@ export class DeliveryWorker {
     return secret;
   }
 
-  async #attempt(claim: ClaimedDelivery): Promise<void> {
-    this.#inFlight++;
-    const { delivery, logger, sql } = this.#deps;
-    const startedAt = new Date();
-    let settled: Settled;
+  /** Sends one attempt, signed; what came back, and the signature header sent. */
+  async #send(claim: ClaimedDelivery, startedAt: Date): Promise<{ result: AttemptResult; signature: string }> {
     try {
       const body = deliveryBody(claim);
       const secrets = [claim.secret, ...(claim.previousSecret ? [claim.previousSecret] : [])].map((sealed) =>
@@ -159,47 +156,51 @@ export class DeliveryWorker {
         'x-portico-event-type': claim.type,
         'x-portico-delivery-attempt': String(claim.number),
       };
-      const result = await this.#sender.send(claim.url, headers, body);
-      const wait = result.ok || result.gone ? undefined : nextWaitMs(delivery.retryScheduleMs, claim.attempt, result.retryAfterMs);
-      const state = result.ok ? 'succeeded' : wait === undefined ? 'dead' : 'failed';
-      if (result.gone)
-        await disableGoneEndpoint(sql, claim.endpointId, startedAt).catch((error: unknown) =>
-          logger.warn({ err: error }, 'could not disable an endpoint that answered 410'),
-        );
-      if (state === 'dead')
-        logger.info({ eventId: claim.eventId, endpointId: claim.endpointId, error: result.error }, 'webhook delivery dead-lettered');
-      settled = {
-        eventId: claim.eventId,
-        endpointId: claim.endpointId,
-        number: claim.number,
-        startedAt,
-        durationMs: result.durationMs,
-        statusCode: result.statusCode,
-        error: result.error,
-        responseBody: result.responseBody,
-        signature: signed[SIGNATURE_HEADER]!,
-        state,
-        nextAttemptAt: wait === undefined ? null : new Date(Date.now() + wait),
-      };
+      return { result: await this.#sender.send(claim.url, headers, body), signature: signed[SIGNATURE_HEADER]! };
     } catch (error) {
-      // Not the receiver's doing (a secret that does not open): retried on the schedule, and logged.
-      logger.error({ err: error, eventId: claim.eventId, endpointId: claim.endpointId }, 'could not prepare a webhook delivery');
-      const wait = nextWaitMs(delivery.retryScheduleMs, claim.attempt);
-      settled = {
-        eventId: claim.eventId,
-        endpointId: claim.endpointId,
-        number: claim.number,
-        startedAt,
-        durationMs: 0,
+      // Not the receiver's doing (a secret that does not open): nothing is sent, the attempt fails
+      // and is retried on the schedule, and the cause is logged.
+      this.#deps.logger.error({ err: error, eventId: claim.eventId, endpointId: claim.endpointId }, 'could not prepare a webhook delivery');
+      const result = {
+        ok: false,
         statusCode: null,
         error: 'the delivery could not be prepared',
         responseBody: null,
-        signature: '',
-        state: wait === undefined ? 'dead' : 'failed',
-        nextAttemptAt: wait === undefined ? null : new Date(Date.now() + wait),
+        durationMs: 0,
+        gone: false,
       };
+      return { result, signature: '' };
     }
-    this.#toSettle.push(settled);
+  }
+
+  async #attempt(claim: ClaimedDelivery): Promise<void> {
+    this.#inFlight++;
+    const { delivery, logger, sql } = this.#deps;
+    const startedAt = new Date();
+    const { result, signature } = await this.#send(claim, startedAt);
+    const wait = result.ok || result.gone ? undefined : nextWaitMs(delivery.retryScheduleMs, claim.attempt, result.retryAfterMs);
+    const state = result.ok ? 'succeeded' : wait === undefined ? 'dead' : 'failed';
+    if (result.gone) {
+      await disableGoneEndpoint(sql, claim.endpointId, startedAt).catch((error: unknown) =>
+        logger.warn({ err: error }, 'could not disable an endpoint that answered 410'),
+      );
+    }
+    if (state === 'dead') {
+      logger.info({ eventId: claim.eventId, endpointId: claim.endpointId, error: result.error }, 'webhook delivery dead-lettered');
+    }
+    this.#toSettle.push({
+      eventId: claim.eventId,
+      endpointId: claim.endpointId,
+      number: claim.number,
+      startedAt,
+      durationMs: result.durationMs,
+      statusCode: result.statusCode,
+      error: result.error,
+      responseBody: result.responseBody,
+      signature,
+      state,
+      nextAttemptAt: wait === undefined ? null : new Date(Date.now() + wait),
+    });
     void this.#settle();
     this.#inFlight--;
     if (this.#inFlight === 0) this.#idle?.();

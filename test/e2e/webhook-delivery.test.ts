@@ -328,51 +328,62 @@ describe('what a receiver can do wrong', () => {
   });
 });
 
+/**
+ * Runs `work` on a database, a receiver and a data folder of its own (for tests whose workers or
+ * processes must not meet the suite's), and cleans all three up.
+ */
+async function apart(work: (isolated: TestServer, own: Receiver, dataDir: string) => Promise<void>): Promise<void> {
+  const isolated = await startTestServer(serverOverrides);
+  const own = await startReceiver();
+  const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-webhooks-'));
+  try {
+    await work(isolated, own, dataDir);
+  } finally {
+    await own.close();
+    await isolated.close();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
 describe.each<[string, Fault]>([
   ['refuses connections', 'refuse'],
   ['resets connections', 'reset'],
   ['drops packets', 'blackhole'],
 ])('PostgreSQL that %s', (_name, fault) => {
-  it('stops the worker only while it lasts: once it is over, the worker delivers on its own', async () => {
-    const isolated = await startTestServer(serverOverrides);
-    const own = await startReceiver();
-    const database = new URL(isolated.databaseUrl);
-    const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-    const faulty = await startTestWorker(isolated, {}, { databaseUrl: proxy.proxiedUrl(isolated.databaseUrl) });
-    try {
-      const endpoint = await register(isolated, own, ['USER_CREATED']);
-      await eventually(() => requestsAt(endpoint.path, 'ping', own).length === 1, 'the ping', 10_000);
-      await proxy.set(fault);
-      await createUser(isolated);
-      // The worker meets the fault (its claims fail, bounded by the connection and statement time-outs)…
-      await eventually(
-        () => faulty.logs.some((line) => line.msg === 'could not claim webhook deliveries; trying again'),
-        'the worker to meet the fault',
-        15_000,
-      );
-      expect(requestsAt(endpoint.path, 'user.created', own)).toEqual([]);
-      await proxy.set('pass');
-      // …and once the database is back, the event arrives without anyone's help.
-      await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
-      expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
-      // The outage is logged once as it begins and once as it ends, not at every poll.
-      const told = faulty.logs.map((line) => line.msg).filter((msg) => typeof msg === 'string' && msg.includes('claim'));
-      expect(told).toEqual(['could not claim webhook deliveries; trying again', 'claiming webhook deliveries again']);
-    } finally {
-      await faulty.stop();
-      await proxy.close();
-      await own.close();
-      await isolated.close();
-    }
-  });
+  it('stops the worker only while it lasts: once it is over, the worker delivers on its own', () =>
+    apart(async (isolated, own) => {
+      const database = new URL(isolated.databaseUrl);
+      const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+      const faulty = await startTestWorker(isolated, {}, { databaseUrl: proxy.proxiedUrl(isolated.databaseUrl) });
+      try {
+        const endpoint = await register(isolated, own, ['USER_CREATED']);
+        await eventually(() => requestsAt(endpoint.path, 'ping', own).length === 1, 'the ping', 10_000);
+        await proxy.set(fault);
+        await createUser(isolated);
+        // The worker meets the fault (its claims fail, bounded by the connection and statement time-outs)…
+        await eventually(
+          () => faulty.logs.some((line) => line.msg === 'could not claim webhook deliveries; trying again'),
+          'the worker to meet the fault',
+          15_000,
+        );
+        expect(requestsAt(endpoint.path, 'user.created', own)).toEqual([]);
+        await proxy.set('pass');
+        // …and once the database is back, the event arrives without anyone's help.
+        await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
+        expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
+        // The outage is logged once as it begins and once as it ends, not at every poll.
+        const told = faulty.logs.map((line) => line.msg).filter((msg) => typeof msg === 'string' && msg.includes('claim'));
+        expect(told).toEqual(['could not claim webhook deliveries; trying again', 'claiming webhook deliveries again']);
+      } finally {
+        await faulty.stop();
+        await proxy.close();
+      }
+    }));
 });
 
 describe('running it', () => {
-  it('the service started as `npm start` does (API and worker in one process) delivers webhooks', async () => {
-    const isolated = await startTestServer(serverOverrides);
-    const own = await startReceiver();
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-start-'));
-    try {
+  it('the service started as `npm start` does (API and worker in one process) delivers webhooks', () =>
+    apart(async (isolated, own, dataDir) => {
       const service = await startServiceProcess(isolated.databaseUrl, dataDir, '', {
         role: 'all',
         env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' },
@@ -393,20 +404,12 @@ describe('running it', () => {
         service.stop();
         expect(await service.exited).toBe(0);
       }
-    } finally {
-      await own.close();
-      await isolated.close();
-      await fs.rm(dataDir, { recursive: true, force: true });
-    }
-  });
+    }));
 });
 
 describe('failures of the worker and the database', () => {
-  it('a worker killed mid-delivery loses nothing: after its lease another worker delivers', async () => {
-    const isolated = await startTestServer(serverOverrides);
-    const own = await startReceiver();
-    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-worker-'));
-    try {
+  it('a worker killed mid-delivery loses nothing: after its lease another worker delivers', () =>
+    apart(async (isolated, own, dataDir) => {
       own.answer = () => ({ hang: true });
       const endpoint = await register(isolated, own, ['USER_CREATED']);
       const doomed = await startServiceProcess(isolated.databaseUrl, dataDir, '', {
@@ -427,12 +430,7 @@ describe('failures of the worker and the database', () => {
       } finally {
         await rescuer.stop();
       }
-    } finally {
-      await own.close();
-      await isolated.close();
-      await fs.rm(dataDir, { recursive: true, force: true });
-    }
-  });
+    }));
 
   it('recovers on its own when PostgreSQL drops every connection', async () => {
     const endpoint = await register(server, receiver, ['USER_CREATED']);
@@ -444,41 +442,39 @@ describe('failures of the worker and the database', () => {
     await settledDelivery(endpoint.id, 'user.created', 'succeeded');
   });
 
-  it('two workers share one queue: every delivery made, none attempted twice at once', { timeout: 120_000 }, async () => {
-    const isolated = await startTestServer(serverOverrides);
-    const own = await startReceiver();
-    const workers = [await startTestWorker(isolated), await startTestWorker(isolated)];
-    try {
-      const endpoints: Endpoint[] = [];
-      for (let i = 0; i < 4; i++) endpoints.push(await register(isolated, own, ['ORDER_CREATED']));
-      const user = await createUser(isolated);
-      // 4 endpoints × 500 orders: 2,000 deliveries (8,000 in the long mode).
-      const orders = runs(500, 2000);
-      for (let sent = 0; sent < orders; sent += 25) {
-        await Promise.all(Array.from({ length: 25 }, () => rest(isolated, 'POST', `/users/${user.id}/orders`, { json: { total: 1 } })));
-      }
-      const expected = orders * endpoints.length;
-      await eventually(
-        async () => {
-          const [row] = await isolated.orm.em.fork().execute<{ n: number }[]>(
-            `select count(*)::int as n from webhook_deliveries d join events e on e.id = d.event_id
+  it('two workers share one queue: every delivery made, none attempted twice at once', { timeout: 120_000 }, () =>
+    apart(async (isolated, own) => {
+      const workers = [await startTestWorker(isolated), await startTestWorker(isolated)];
+      try {
+        const endpoints: Endpoint[] = [];
+        for (let i = 0; i < 4; i++) endpoints.push(await register(isolated, own, ['ORDER_CREATED']));
+        const user = await createUser(isolated);
+        // 4 endpoints × 500 orders: 2,000 deliveries (8,000 in the long mode).
+        const orders = runs(500, 2000);
+        for (let sent = 0; sent < orders; sent += 25) {
+          await Promise.all(Array.from({ length: 25 }, () => rest(isolated, 'POST', `/users/${user.id}/orders`, { json: { total: 1 } })));
+        }
+        const expected = orders * endpoints.length;
+        await eventually(
+          async () => {
+            const [row] = await isolated.orm.em.fork().execute<{ n: number }[]>(
+              `select count(*)::int as n from webhook_deliveries d join events e on e.id = d.event_id
                where d.state = 'succeeded' and e.type = 'order.created' and d.endpoint_id in (?)`,
-            [endpoints.map((e) => e.id)],
-          );
-          return row!.n === expected;
-        },
-        `all ${expected} deliveries to succeed`,
-        60_000,
-      );
-      const orderRequests = own.received.filter((r) => header(r, 'x-portico-event-type') === 'order.created');
-      const distinct = new Set(orderRequests.map((r) => `${r.path} ${header(r, 'x-portico-event-id')}`));
-      expect(distinct.size).toBe(expected);
-      expect(orderRequests.length).toBe(expected);
-      expect(own.overlaps).toEqual([]);
-    } finally {
-      for (const running of workers) await running.stop();
-      await own.close();
-      await isolated.close();
-    }
-  });
+              [endpoints.map((e) => e.id)],
+            );
+            return row!.n === expected;
+          },
+          `all ${expected} deliveries to succeed`,
+          60_000,
+        );
+        const orderRequests = own.received.filter((r) => header(r, 'x-portico-event-type') === 'order.created');
+        const distinct = new Set(orderRequests.map((r) => `${r.path} ${header(r, 'x-portico-event-id')}`));
+        expect(distinct.size).toBe(expected);
+        expect(orderRequests.length).toBe(expected);
+        expect(own.overlaps).toEqual([]);
+      } finally {
+        for (const running of workers) await running.stop();
+      }
+    }),
+  );
 });
