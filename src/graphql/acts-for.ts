@@ -9,6 +9,11 @@ export function hasScope(ctx: GraphQLContext, scope: Scope): boolean {
   return ctx.auth.key.scopes.includes(scope) || ctx.auth.key.scopes.includes('admin');
 }
 
+/** For reads that no field's `authScopes` guards (`node`, `nodes`): refuses a key without `scope`. */
+export function requireScope(ctx: GraphQLContext, scope: Scope, typename: string): void {
+  if (!hasScope(ctx, scope)) throw new ForbiddenError(`This API key may not read ${typename} nodes (it needs the scope ${scope}).`);
+}
+
 /** Whether the request may act for every user: an admin key. */
 export function actsForEveryone(ctx: GraphQLContext): boolean {
   return ctx.auth.key.scopes.includes('admin');

@@ -3,10 +3,12 @@ import SchemaBuilder from '@pothos/core';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin, { type AuthFailure } from '@pothos/plugin-scope-auth';
 import type { Instant } from '../db/records.ts';
-import { ForbiddenError } from '../errors.ts';
+import { ForbiddenError, ValidationError } from '../errors.ts';
+import { NODES_MAX } from '../services/limits.ts';
 import type { Scope } from '../services/api-keys.ts';
 import { actingDenied, actsFor, hasScope } from './acts-for.ts';
 import type { GraphQLContext } from './context.ts';
+import { decodeGlobalID, encodeGlobalID } from './global-id.ts';
 
 /** The leaf scopes that failed, however deeply `$all`/`$any` nest them. */
 function failedScopes(failure: AuthFailure): { scope: string; parameter: unknown }[] {
@@ -46,9 +48,26 @@ export const builder = new SchemaBuilder<{
   },
   relay: {
     cursorType: 'String',
-    // Ids are already global (type-prefixed); a `node` field adds nothing clients asked for yet.
-    nodeQueryOptions: false,
-    nodesQueryOptions: false,
+    // Global ids are the TypeIDs themselves (global-id.ts): no client's ids change.
+    encodeGlobalID,
+    decodeGlobalID,
+    nodeTypeOptions: {
+      description:
+        'An object with a global id, for clients that cache and refetch by id (Relay): a User or an Order. The id is the one it has everywhere (`usr_…`, `ord_…`).',
+    },
+    nodeQueryOptions: {
+      description:
+        'The User or Order with this id (`usr_…` or `ord_…`), or null if there is none or it is not visible to the request; the same rules as `user` and `order`.',
+    },
+    nodesQueryOptions: {
+      description: `The nodes with these ids, in the order given, null where there is none or it is not visible; 1 to ${NODES_MAX} ids.`,
+      resolve: (_root, args, _ctx, _info, resolveNodes) => {
+        if (args.ids.length < 1 || args.ids.length > NODES_MAX) {
+          throw ValidationError.field('ids', `must hold 1 to ${NODES_MAX} ids (got ${args.ids.length})`);
+        }
+        return resolveNodes(args.ids);
+      },
+    },
     edgesFieldOptions: { nullable: { list: false, items: false } },
     nodeFieldOptions: { nullable: false },
   },

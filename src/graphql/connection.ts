@@ -1,5 +1,5 @@
-// A page as a Relay connection. Paging is forward-only; the Relay spec lets forward paging report
-// `hasPreviousPage: false`. The page's cursors are computed only when selected.
+// A page as a Relay connection. A list paged forwards only reports `hasPreviousPage: false`, as the
+// Relay spec allows. The page's cursors are computed only when selected.
 import type { Page } from '../services/users.ts';
 
 export function connectionOf<T>(page: Page<T>) {
@@ -7,7 +7,7 @@ export function connectionOf<T>(page: Page<T>) {
     edges: page.items,
     pageInfo: {
       hasNextPage: page.hasNextPage,
-      hasPreviousPage: false,
+      hasPreviousPage: page.hasPreviousPage ?? false,
       get startCursor() {
         return page.items[0]?.cursor ?? null;
       },

@@ -6,6 +6,8 @@ export const PAGE_SIZE = { default: 20, max: 100 } as const;
 export const PAGE_NUMBER_MAX = 10_000;
 /** `orders(userId)` has no size argument: it returns at most this many, newest first. */
 export const ORDERS_BY_USER_MAX = 100;
+/** `nodes(ids)` takes at most this many ids: a page's worth. */
+export const NODES_MAX = PAGE_SIZE.max;
 
 export const NAME_MAX_LENGTH = 200;
 export const EMAIL_MAX_LENGTH = 254;

@@ -56,6 +56,7 @@ const ORDERS_OF_USER_AFTER = statement(
   `select ${ORDER_COLUMNS} from orders where user_id = $1 and (created_at, id) < ($2, $3) ${NEWEST_FIRST} limit $4`,
 );
 const ORDER_BY_ID = statement('order_by_id', `select ${ORDER_COLUMNS} from orders where id = $1`);
+const ORDERS_BY_IDS = statement('orders_by_ids', `select ${ORDER_COLUMNS} from orders where id = any($1::text[])`);
 const USER_EXISTS = statement('user_exists', 'select 1 from users where id = $1');
 /**
  * The newest `limit` orders of each of many users in one statement: a LATERAL subquery per user
@@ -83,6 +84,10 @@ export async function listOrdersOfUser(sql: Sql, userId: string): Promise<OrderR
 export async function findOrder(sql: Sql, id: string): Promise<OrderRecord | null> {
   const [row] = await sql.rows<OrderRecord>(ORDER_BY_ID, [requireId('order', 'id', id)]);
   return row ?? null;
+}
+
+export async function findOrdersByIds(sql: Sql, ids: readonly string[]): Promise<OrderRecord[]> {
+  return await sql.rows<OrderRecord>(ORDERS_BY_IDS, [ids]);
 }
 
 export interface OrderPage {

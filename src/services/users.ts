@@ -35,6 +35,8 @@ export interface Edge<T> {
 export interface Page<T> {
   items: Edge<T>[];
   hasNextPage: boolean;
+  /** Lists paged forwards only leave it out: false, as the Relay spec allows. */
+  hasPreviousPage?: boolean;
 }
 
 /** A page of users and, when asked for, each one's newest orders fetched in the same statement. */
@@ -72,47 +74,105 @@ export function edgesOf<T>(items: readonly T[], keyset: Keyset<T>, cursors: Curs
 const latestOrdersOf = (limit: string) =>
   `coalesce((select json_agg(${ORDER_TUPLE}) from (select id, total, status, created_at from orders where user_id = users.id ${NEWEST_FIRST} limit ${limit}) o), '[]'::json) as "latestOrders"`;
 
-/**
- * The page statement for each combination of "after a cursor" and "with each user's orders"; its
- * parameters are the cursor's (created_at, id) when after, the row limit, then the orders' limit.
- */
-function usersPage(after: boolean, withOrders: boolean): Statement {
-  const limit = after ? 3 : 1;
-  const columns = withOrders ? `${USER_COLUMNS}, ${latestOrdersOf(`$${limit + 1}`)}` : USER_COLUMNS;
-  const where = after ? 'where (created_at, id) > ($1, $2) ' : '';
-  const name = `users_${after ? 'after' : 'first'}${withOrders ? '_with_orders' : ''}`;
-  return statement(name, `select ${columns} from users ${where}order by created_at, id limit $${limit}`);
+/** What a page request asks for; each part changes the page statement. */
+interface PageShape {
+  after: boolean;
+  before: boolean;
+  /** `last`: the rows nearest `before` (or the end), fetched newest first and handed back in order. */
+  backward: boolean;
+  withOrders: boolean;
 }
-const USERS_PAGE = {
-  first: { plain: usersPage(false, false), withOrders: usersPage(false, true) },
-  after: { plain: usersPage(true, false), withOrders: usersPage(true, true) },
-};
+
+/**
+ * The page statement for one shape, made on first use (16 shapes at most); its parameters are the
+ * `after` cursor's (created_at, id) when given, the `before` cursor's, the row limit, then the
+ * orders' limit.
+ */
+const pageStatements = new Map<string, Statement>();
+function usersPage(shape: PageShape): Statement {
+  const name = `users_page${shape.after ? '_after' : ''}${shape.before ? '_before' : ''}${shape.backward ? '_backward' : ''}${shape.withOrders ? '_with_orders' : ''}`;
+  let page = pageStatements.get(name);
+  if (!page) {
+    let parameters = 0;
+    const next = () => `$${++parameters}`;
+    const conditions: string[] = [];
+    if (shape.after) conditions.push(`(created_at, id) > (${next()}, ${next()})`);
+    if (shape.before) conditions.push(`(created_at, id) < (${next()}, ${next()})`);
+    const limit = next();
+    const columns = shape.withOrders ? `${USER_COLUMNS}, ${latestOrdersOf(next())}` : USER_COLUMNS;
+    const where = conditions.length > 0 ? `where ${conditions.join(' and ')} ` : '';
+    const order = shape.backward ? 'order by created_at desc, id desc' : 'order by created_at, id';
+    page = statement(name, `select ${columns} from users ${where}${order} limit ${limit}`);
+    pageStatements.set(name, page);
+  }
+  return page;
+}
+/** Whether any user sits at or before a position, and at or after one: rows outside a page's cursors. */
+const USERS_THROUGH = statement(
+  'users_exist_through',
+  'select exists (select 1 from users where (created_at, id) <= ($1, $2)) as "exists"',
+);
+const USERS_FROM = statement('users_exist_from', 'select exists (select 1 from users where (created_at, id) >= ($1, $2)) as "exists"');
 const USER_BY_ID = statement('user_by_id', `select ${USER_COLUMNS} from users where id = $1`);
 const USERS_BY_IDS = statement('users_by_ids', `select ${USER_COLUMNS} from users where id = any($1::text[])`);
 
+/** The Relay connection arguments: forwards with `first`/`after`, backwards with `last`/`before`. */
+export interface UserPageArgs {
+  first?: number | null;
+  after?: string | null;
+  last?: number | null;
+  before?: string | null;
+}
+
+export interface UserPageOptions {
+  /** Fetch each user's newest `ordersLimit` orders in the page's statement. */
+  ordersLimit?: number;
+  /**
+   * Which of `hasPreviousPage`/`hasNextPage` the caller will read. Rows beyond a cursor (before
+   * `after`, after `before`) take a statement of their own, run alongside the page, so only then.
+   */
+  flags?: { hasPreviousPage: boolean; hasNextPage: boolean };
+}
+
+async function anyUser(sql: Sql, query: Statement, position: readonly unknown[] | undefined): Promise<boolean> {
+  if (!position) return false;
+  const [row] = await sql.rows<{ exists: boolean }>(query, [...position]);
+  return row?.exists ?? false;
+}
+
 /**
- * Users in creation order, a page at a time, with a keyset on the unique tuple (created_at, id);
- * with `ordersLimit`, each user's newest orders come in the same statement.
+ * Users in creation order, a page at a time, with a keyset on the unique tuple (created_at, id),
+ * following the Relay connection rules: `after` and `before` bound the list, then `first` takes
+ * from its start or `last` from its end. `hasPreviousPage`/`hasNextPage` are exact: true when users
+ * lie before/after the page (false when not asked for in `flags`). With `ordersLimit`, each user's
+ * newest orders come in the same statement.
  */
-export async function listUsers(
-  sql: Sql,
-  cursors: CursorCodec,
-  args: { first?: number | null; after?: string | null },
-  ordersLimit?: number,
-): Promise<UserPage> {
+export async function listUsers(sql: Sql, cursors: CursorCodec, args: UserPageArgs, options: UserPageOptions = {}): Promise<UserPage> {
   const check = new InputCheck();
-  const first = check.pageSize('first', args.first, PAGE_SIZE);
+  const backward = args.last != null;
+  if (backward && args.first != null)
+    check.fail('last', 'cannot be combined with first: page forwards with first and after, or backwards with last and before');
+  const size = backward ? check.pageSize('last', args.last, PAGE_SIZE) : check.pageSize('first', args.first, PAGE_SIZE);
   check.done();
   const after = args.after == null ? undefined : positionAfter(BY_CREATION, cursors, args.after, 'after');
+  const before = args.before == null ? undefined : positionAfter(BY_CREATION, cursors, args.before, 'before');
+  const { ordersLimit, flags } = options;
   type Row = UserRecord & { latestOrders?: OrderTuple[] };
-  const statements = after === undefined ? USERS_PAGE.first : USERS_PAGE.after;
-  const rows = await sql.rows<Row>(ordersLimit === undefined ? statements.plain : statements.withOrders, [
-    ...(after ?? []),
-    first! + 1,
-    ...(ordersLimit === undefined ? [] : [ordersLimit]),
+  const query = usersPage({ after: after !== undefined, before: before !== undefined, backward, withOrders: ordersLimit !== undefined });
+  const values = [...(after ?? []), ...(before ?? []), size! + 1, ...(ordersLimit === undefined ? [] : [ordersLimit])];
+  // The page's own fetch sees one row past its far end; rows past a cursor need a probe each.
+  const [rows, throughAfter, fromBefore] = await Promise.all([
+    sql.rows<Row>(query, values),
+    flags?.hasPreviousPage ? anyUser(sql, USERS_THROUGH, after) : false,
+    flags?.hasNextPage ? anyUser(sql, USERS_FROM, before) : false,
   ]);
-  const { items, hasMore } = pageOf(rows, first!);
-  const page: UserPage = { items: edgesOf<UserRecord>(items, BY_CREATION, cursors), hasNextPage: hasMore };
+  const { items: fetched, hasMore } = pageOf(rows, size!);
+  const items = backward ? fetched.reverse() : fetched;
+  const page: UserPage = {
+    items: edgesOf<UserRecord>(items, BY_CREATION, cursors),
+    hasNextPage: (!backward && hasMore) || fromBefore,
+    hasPreviousPage: (backward && hasMore) || throughAfter,
+  };
   if (ordersLimit !== undefined) {
     page.latestOrders = new Map(items.map((row) => [row.id, (row.latestOrders ?? []).map((order) => orderOfTuple(row.id, order))]));
   }

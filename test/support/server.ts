@@ -1,5 +1,6 @@
 // A real server on a free port against a fresh database, spoken to over HTTP like any client would.
 import { Writable } from 'node:stream';
+import { SignJWT } from 'jose';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { DatabaseAvailability } from '../../src/db/availability.ts';
 import { probeDatabase } from '../../src/db/connections.ts';
@@ -60,6 +61,19 @@ export const TEST_WEBHOOK_SECRET_KEY = 'test-webhook-secret-key-that-is-long-eno
 export const TEST_PEPPER = 'test-api-key-pepper-that-is-long-enough-0123456789';
 /** Signs HS256 user tokens in tests (issuer `portico-dev`, audience `portico`: the development defaults). */
 export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-0123456789';
+
+/** A valid user token for `userId`, as the development identity settings expect; registered as a credential. */
+export async function testUserToken(userId: string): Promise<string> {
+  const token = await new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(userId)
+    .setIssuer('portico-dev')
+    .setAudience('portico')
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(new TextEncoder().encode(TEST_JWT_SECRET));
+  return usedCredential(token);
+}
 
 export interface TestServerOptions {
   /** Serve another server's database (a second instance of the same deployment) instead of a fresh one. */

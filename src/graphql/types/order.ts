@@ -2,18 +2,35 @@ import { ORDER_STATUSES } from '../../db/entities/index.ts';
 import type { OrderRecord } from '../../db/records.ts';
 import { NotFoundError } from '../../errors.ts';
 import { ORDERS_BY_USER_MAX, PAGE_SIZE } from '../../services/limits.ts';
-import { createOrder, findOrder, listOrdersOfUser } from '../../services/orders.ts';
+import { createOrder, findOrder, findOrdersByIds, listOrdersOfUser } from '../../services/orders.ts';
 import { InputCheck } from '../../services/validation.ts';
-import { actingDenied, actsFor } from '../acts-for.ts';
+import { actingDenied, actsFor, requireScope } from '../acts-for.ts';
 import { builder } from '../builder.ts';
+import type { GraphQLContext } from '../context.ts';
 import { UserRef } from './user.ts';
 
 const STATUSES = ORDER_STATUSES.map((status) => `\`${status}\``).join(', ');
 
-export const OrderRef = builder.objectRef<OrderRecord>('Order').implement({
+/**
+ * An order as this request may see it: its own user's, or any with an admin key. Without a user
+ * token the read needs one; with another user's token the order stays unseen (null).
+ */
+function visibleOrder(ctx: GraphQLContext, order: OrderRecord | null): OrderRecord | null {
+  if (!order || actsFor(ctx, order.userId)) return order;
+  if (ctx.auth.userId === undefined) throw actingDenied(ctx, order.userId);
+  return null;
+}
+
+export const OrderRef = builder.node(builder.objectRef<OrderRecord>('Order'), {
   description: 'An order placed by a user.',
+  id: { resolve: (order) => order.id, description: 'Opaque, prefixed `ord_`; sorts in creation order.' },
+  // `node`/`nodes` read orders under the same rules as `order`.
+  loadMany: async (ids, ctx) => {
+    requireScope(ctx, 'orders:read', 'Order');
+    const orders = new Map((await findOrdersByIds(ctx.sql, ids)).map((order) => [order.id, order]));
+    return ids.map((id) => visibleOrder(ctx, orders.get(id) ?? null));
+  },
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Opaque, prefixed `ord_`; sorts in creation order.' }),
     total: t.exposeInt('total', { description: 'Amount in minor currency units (e.g. cents), 0 or more.' }),
     status: t.exposeString('status', { description: `One of ${STATUSES}.` }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -55,13 +72,7 @@ builder.queryField('order', (t) =>
     nullable: true,
     description: "The order with this id, or null if there is none (or it is another user's).",
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => {
-      const order = await findOrder(ctx.sql, String(args.id));
-      if (!order || actsFor(ctx, order.userId)) return order;
-      // Without a user token the action needs one; with another user's token, the order stays unseen.
-      if (ctx.auth.userId === undefined) throw actingDenied(ctx, order.userId);
-      return null;
-    },
+    resolve: async (_root, args, ctx) => visibleOrder(ctx, await findOrder(ctx.sql, String(args.id))),
   }),
 );
 

@@ -2,16 +2,21 @@ import type { UserRecord } from '../../db/records.ts';
 import { createUser, deleteUser, findUser, listUsers, replaceUser, updateUser } from '../../services/users.ts';
 import { PAGE_SIZE } from '../../services/limits.ts';
 import { assertObjectType, type GraphQLResolveInfo } from 'graphql';
-import { actsForEveryone } from '../acts-for.ts';
+import { actsForEveryone, requireScope } from '../acts-for.ts';
 import { builder } from '../builder.ts';
 import { connectionOf } from '../connection.ts';
 import type { GraphQLContext } from '../context.ts';
-import { argumentsBelow } from '../lookahead.ts';
+import { argumentsBelow, selectsBelow } from '../lookahead.ts';
 
-export const UserRef = builder.objectRef<UserRecord>('User').implement({
+export const UserRef = builder.node(builder.objectRef<UserRecord>('User'), {
   description: 'Someone who places orders.',
+  id: { resolve: (user) => user.id, description: 'Opaque, prefixed `usr_`; sorts in creation order.' },
+  // `node`/`nodes` read users with the same scope as `user`, through the request's batch loader.
+  loadMany: (ids, ctx) => {
+    requireScope(ctx, 'users:read', 'User');
+    return ids.map((id) => ctx.loaders.userById.load(id));
+  },
   fields: (t) => ({
-    id: t.exposeID('id', { description: 'Opaque, prefixed `usr_`; sorts in creation order.' }),
     name: t.exposeString('name', { description: '1 to 200 characters.' }),
     email: t.exposeString('email', { description: 'Unique, compared case-insensitively.' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -49,11 +54,20 @@ builder.queryFields((t) => ({
   users: t.field({
     authScopes: { scope: 'users:read' },
     type: UserConnection,
-    description: `Users in creation order. \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. \`after\`: an \`endCursor\` from a previous page.`,
-    args: { first: t.arg.int(), after: t.arg.string() },
+    description: [
+      'Users in creation order, a Relay connection.',
+      `Forwards: \`first\` (1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}) after the cursor \`after\` (an \`endCursor\`).`,
+      `Backwards: \`last\` (1 to ${PAGE_SIZE.max}) before the cursor \`before\` (a \`startCursor\`); not with \`first\`.`,
+      '`hasPreviousPage` and `hasNextPage` are true exactly when users lie before or after the page.',
+    ].join(' '),
+    args: { first: t.arg.int(), after: t.arg.string(), last: t.arg.int(), before: t.arg.string() },
     resolve: async (_root, args, ctx, info) => {
       const ordersLimit = ordersToPrefetch(ctx, info);
-      const page = await listUsers(ctx.sql, ctx.cursors, args, ordersLimit);
+      const flags = {
+        hasPreviousPage: selectsBelow(info, ['pageInfo', 'hasPreviousPage']),
+        hasNextPage: selectsBelow(info, ['pageInfo', 'hasNextPage']),
+      };
+      const page = await listUsers(ctx.sql, ctx.cursors, args, { ordersLimit, flags });
       if (page.latestOrders) ctx.loaders.prefetch(ordersLimit!, page.latestOrders);
       return connectionOf(page);
     },
