@@ -25,6 +25,8 @@ export interface Config {
   /** Longest wait for a pooled database connection, opening one included (then 503). */
   databaseConnectTimeoutMs: number;
   production: boolean;
+  /** Where Prometheus scrapes (telemetry/metrics-endpoint.ts): METRICS_PORT, METRICS_TOKEN. */
+  metrics: { port: number | undefined; token: string | undefined };
   logLevel: LogLevel;
   /** LOG_FORMAT; unset: readable on a terminal in development, JSON otherwise (decided at start). */
   logFormat: LogFormat | undefined;
@@ -333,6 +335,10 @@ export function loadConfig(env: Env = process.env): Config {
     statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     databaseConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     production,
+    metrics: {
+      port: env.METRICS_PORT?.trim() ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
+      token: secret(env, 'METRICS_TOKEN', undefined),
+    },
     logLevel,
     logFormat: oneOf(env, 'LOG_FORMAT', LOG_FORMATS),
     cursorSecret,

@@ -20,6 +20,10 @@ import type { Database } from './db/database.ts';
 import type { Logger } from './log.ts';
 import { DELIVERIES_CHANNEL, DeliveryWorker } from './webhooks/worker.ts';
 import { openRateLimitCounter } from './rate-limit/open.ts';
+import { Metrics } from './telemetry/metrics.ts';
+import { startMetricsServer } from './telemetry/metrics-endpoint.ts';
+import { outboxFigures } from './webhooks/deliveries.ts';
+import { METRICS_PATH } from './paths.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
 
 const ROLES = ['all', 'api', 'worker'] as const;
@@ -73,7 +77,19 @@ try {
     logger,
   );
   parts.push(() => purges.stop());
-  if (role !== 'worker') parts.push(await startApi(config, logger, db, sql, webhooks));
+  const metrics = new Metrics();
+  const pool = await db.orm.driver.getConnection().getNativeClient();
+  metrics.measure({
+    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    database: () => db.availability.stats,
+    outbox: () => outboxFigures(sql),
+  });
+  if (config.metrics.port !== undefined) {
+    const metricsServer = await startMetricsServer(metrics, { ...config.metrics, port: config.metrics.port }, config.host);
+    parts.push(() => metricsServer.close());
+    logger.info({ metricsPort: metricsServer.port }, `metrics on http://${config.host}:${metricsServer.port}${METRICS_PATH}`);
+  }
+  if (role !== 'worker') parts.push(await startApi(config, logger, db, sql, webhooks, metrics));
   if (role !== 'api') {
     const worker = new DeliveryWorker({
       sql,
@@ -81,6 +97,7 @@ try {
       policy: webhooks.urlPolicy,
       delivery: config.webhooks.delivery,
       logger,
+      metrics,
       listen: (onNotify) => listen(db.url, DELIVERIES_CHANNEL, onNotify, logger, { bounds: db.bounds }),
     });
     await worker.start();
@@ -93,7 +110,14 @@ try {
 }
 
 /** The API: key verification, the HTTP server, and what they need; returns how to stop it. */
-async function startApi(config: Config, logger: Logger, db: Database, sql: Sql, webhooks: WebhookSettings): Promise<() => Promise<void>> {
+async function startApi(
+  config: Config,
+  logger: Logger,
+  db: Database,
+  sql: Sql,
+  webhooks: WebhookSettings,
+  metrics: Metrics,
+): Promise<() => Promise<void>> {
   const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
   const apiKeys = new ApiKeyVerifier(() => db.orm.em.fork(), pepper, { ttlMs: config.apiKeyCacheMs, maxEntries: 10_000 });
@@ -104,6 +128,7 @@ async function startApi(config: Config, logger: Logger, db: Database, sql: Sql, 
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
   const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
+  metrics.measure({ rateLimitStore: () => rateLimits.stats });
   const app = createApp({
     config,
     logger,
@@ -116,6 +141,7 @@ async function startApi(config: Config, logger: Logger, db: Database, sql: Sql, 
     userTokens,
     rateLimits,
     webhooks,
+    metrics,
   });
   const stopApi = async () => {
     await usage.close();

@@ -9,3 +9,5 @@ export const HEALTH_PATH = '/health';
 export const READY_PATH = '/ready';
 /** What the service is and where its faces are, for anyone who opens its address. */
 export const INDEX_PATH = '/';
+/** Prometheus metrics: on METRICS_PORT, or here behind METRICS_TOKEN. */
+export const METRICS_PATH = '/metrics';

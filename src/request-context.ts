@@ -2,9 +2,18 @@
 // request id up from here, so a line written deep in a service still says which request it served.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import type { Face } from './telemetry/metrics.ts';
 
 export interface RequestContext {
   requestId: string;
+  /**
+   * What the request turned out to be, for its metrics: set by the HTTP shell from the path, then by
+   * the REST adapter (route id) or at GraphQL execution (root field); bounded values only.
+   */
+  face?: Face;
+  operation?: string;
+  /** A database statement of this request ran past its timeout. */
+  statementTimedOut?: boolean;
 }
 
 export const requestContext = new AsyncLocalStorage<RequestContext>();
@@ -15,4 +24,10 @@ const INCOMING_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function requestIdFrom(header: string | string[] | undefined): string {
   const value = Array.isArray(header) ? header[0] : header;
   return value !== undefined && INCOMING_ID.test(value) ? value : randomUUID();
+}
+
+/** Notes on the current request that PostgreSQL cancelled one of its statements for running too long. */
+export function markStatementTimeout(): void {
+  const request = requestContext.getStore();
+  if (request) request.statementTimedOut = true;
 }

@@ -43,7 +43,11 @@ import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from './request-limits.ts';
 import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
 import { useServiceIndex } from './plugins/service-index.ts';
-import { requestContext, requestIdFrom } from './request-context.ts';
+import { requestContext, requestIdFrom, type RequestContext } from './request-context.ts';
+import type { Metrics } from './telemetry/metrics.ts';
+import { answerMetrics, metricsOnServicePort } from './telemetry/metrics-endpoint.ts';
+import { useOperationLabels } from './plugins/operation-label.ts';
+import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import { StartupError } from './errors.ts';
 import { VERSION } from './version.ts';
 import { boundAddress } from './net/bound-address.ts';
@@ -62,6 +66,7 @@ export interface AppDependencies {
   userTokens: UserTokenVerifier;
   rateLimits: FailOpenCounter;
   webhooks: WebhookSettings;
+  metrics: Metrics;
 }
 
 export interface App {
@@ -82,7 +87,8 @@ export const GRAPHIQL_HEADERS = '{\n  "x-api-key": "paste-your-api-key-here"\n}'
 const READINESS_CHECK_MS = 1500;
 
 export function createApp(dependencies: AppDependencies): App {
-  const { config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits, webhooks } = dependencies;
+  const { config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits, webhooks, metrics } = dependencies;
+  const metricsHere = metricsOnServicePort(config.metrics);
   let draining = false;
 
   const yoga = createYoga<ServerContext, GraphQLContext>({
@@ -156,6 +162,7 @@ export function createApp(dependencies: AppDependencies): App {
           trustProxy: config.trustProxy,
           logger,
           unidentified: { counter: rateLimits, limit: config.rateLimit.unidentifiedMax, windowMs: config.rateLimit.windowMs },
+          metrics,
         }),
         useUserTokens({ verify: userTokens }),
         // A browser can send a GET or a form post cross-site without a preflight; such requests must
@@ -163,12 +170,37 @@ export function createApp(dependencies: AppDependencies): App {
         fromLibrary(useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] })),
         // Variables coerced (or refused with GraphQL's own words) before any limit weighs them.
         useVariableCoercion(),
-        ...useQueryLimits(config.queryLimits, config.production),
+        ...useQueryLimits(config.queryLimits, config.production, metrics),
         // After the shape and cost limits, so a refused document costs nothing; before usage counting,
         // so a rate-limited request is not counted as an operation run.
-        ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs }),
+        ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs, metrics }),
         useIdempotency({ em: () => orm.em.fork(), ...config.idempotency, logger }),
         useUsageCounting(usage),
+        useOperationLabels(),
+        // GraphQL's phases (parse, validate, execute) timed by yoga's own plugin; requests by face are
+        // counted in the HTTP shell below, which sees both faces. Operation names are the client's
+        // choice, so they are no label.
+        fromLibrary(
+          usePrometheus({
+            registry: metrics.registry,
+            endpoint: false,
+            metrics: {
+              graphql_envelop_phase_parse: true,
+              graphql_envelop_phase_validate: true,
+              graphql_envelop_phase_execute: true,
+              graphql_envelop_request: false,
+              graphql_envelop_request_duration: false,
+              graphql_envelop_request_time_summary: false,
+              graphql_envelop_phase_context: false,
+              graphql_envelop_error_result: false,
+              graphql_envelop_deprecated_field: false,
+              graphql_envelop_schema_change: false,
+              graphql_envelop_phase_subscribe: false,
+              graphql_yoga_http_duration: false,
+            },
+            labels: { operationName: false },
+          }),
+        ),
         useValidationErrorCodes(),
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.
@@ -209,6 +241,13 @@ export function createApp(dependencies: AppDependencies): App {
       const requestId = requestIdFrom(req.headers['x-request-id']);
       const started = performance.now();
       res.setHeader('x-request-id', requestId);
+      // The face is known from the path; the REST adapter and GraphQL execution name the operation.
+      const context: RequestContext = { requestId, face: req.url?.split('?')[0] === GRAPHQL_PATH ? 'graphql' : 'other' };
+      metrics.httpInFlight.inc();
+      res.once('close', () => {
+        metrics.httpInFlight.dec();
+        metrics.requestEnded(context, res.statusCode, (performance.now() - started) / 1000);
+      });
       // Logged once when the response is sent, or when the client went away before it was.
       // The line is built only when it will be written.
       if (logger.isLevelEnabled('info')) {
@@ -218,8 +257,9 @@ export function createApp(dependencies: AppDependencies): App {
           logger.info(res.writableFinished ? line : { ...line, clientClosed: true }, 'request');
         });
       }
-      requestContext.run({ requestId }, () => {
+      requestContext.run(context, () => {
         if (answerProbe(req, res, probes)) return;
+        if (metricsHere && answerMetrics(req, res, metrics, config.metrics.token)) return;
         const deadline = armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, logger });
         void yoga(req, res, { req, res, deadline });
       });

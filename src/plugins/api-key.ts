@@ -8,7 +8,8 @@ import { decodeComponent } from '../net/uri.ts';
 import { databaseFailureOf } from '../db/failures.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import { deny, refuse } from '../refusals.ts';
-import { rateLimitHeaders } from './rate-limit.ts';
+import { decisionOf, rateLimitHeaders } from './rate-limit.ts';
+import type { Metrics } from '../telemetry/metrics.ts';
 import { maskKeySecret } from '../services/api-key-secrets.ts';
 import type { ApiKeyVerifier, VerifiedKey } from '../services/api-key-verifier.ts';
 import { API_KEY_CHALLENGE } from '../services/request-auth.ts';
@@ -36,6 +37,7 @@ export function useApiKeys(options: {
   trustProxy: readonly string[];
   logger: Logger;
   unidentified: UnidentifiedLimit;
+  metrics: Metrics;
 }): ServerPlugin {
   const isTrustedProxy = networkMatcher(options.trustProxy);
   const fromQuery = new WeakSet<object>();
@@ -55,6 +57,7 @@ export function useApiKeys(options: {
       const unidentified = async (detail: string) => {
         const { counter, limit, windowMs } = options.unidentified;
         const state = await counter.consume(`unidentified:${clientIp}`, 1, limit, windowMs);
+        options.metrics.rateLimitDecisions.inc({ policy: 'per-address', outcome: decisionOf(state) });
         if (state && !state.allowed) {
           endResponse(
             refuse(request, {

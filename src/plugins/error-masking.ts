@@ -19,12 +19,15 @@ import {
 } from '../errors.ts';
 import { BEARER_CHALLENGE } from '../services/request-auth.ts';
 import type { ServerPlugin } from './server-context.ts';
+import { markStatementTimeout } from '../request-context.ts';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
   if (error instanceof GraphQLError) return domainErrorOf(error.originalError);
   switch (databaseFailureOf(error)) {
     case 'statement-timeout':
+      // Counted once per request when it ends (the HTTP shell's metrics), however often it is mapped.
+      markStatementTimeout();
       return new TimeoutError('The request took too long and was stopped; try again, or ask for less at once.');
     case 'unreachable':
       return new UnavailableError(`The database cannot be reached right now; try again in ${UNAVAILABLE_RETRY_AFTER_S} seconds.`);

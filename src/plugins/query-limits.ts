@@ -2,6 +2,7 @@
 // tokens and directives by graphql-armor (tokens while parsing, the rest while validating), and cost
 // here, at execution start, where variable values are known. A rejected document never reaches a
 // resolver, so it never reaches the database.
+import type { Metrics } from '../telemetry/metrics.ts';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import {
   Kind,
@@ -108,12 +109,13 @@ function costWith(
   return queryCost(schema, root, operation.selectionSet, fragments, variables);
 }
 
-export function useQueryLimits(limits: QueryLimits, production: boolean): ServerPlugin[] {
+export function useQueryLimits(limits: QueryLimits, production: boolean, metrics: Metrics): ServerPlugin[] {
+  const refused = (limit: string) => [() => metrics.documentRefusals.inc({ limit })];
   const armor = EnvelopArmorPlugin({
-    maxDepth: { n: limits.maxDepth, exposeLimits: true, ignoreIntrospection: true },
-    maxAliases: { n: limits.maxAliases, exposeLimits: true },
-    maxTokens: { n: limits.maxTokens, exposeLimits: true },
-    maxDirectives: { n: limits.maxDirectives, exposeLimits: true },
+    maxDepth: { n: limits.maxDepth, exposeLimits: true, ignoreIntrospection: true, onReject: refused('depth') },
+    maxAliases: { n: limits.maxAliases, exposeLimits: true, onReject: refused('aliases') },
+    maxTokens: { n: limits.maxTokens, exposeLimits: true, onReject: refused('tokens') },
+    maxDirectives: { n: limits.maxDirectives, exposeLimits: true, onReject: refused('directives') },
     // Cost is weighed below, with page sizes and variables; armor's own cost model knows neither.
     costLimit: { enabled: false },
     // Suggestions ("Did you mean …?") map a schema for an attacker; development keeps them.
@@ -126,6 +128,7 @@ export function useQueryLimits(limits: QueryLimits, production: boolean): Server
       const total =
         'errors' in coerced ? undefined : costWith(execution.schema, execution.document, execution.operationName, coerced.coerced);
       if (total !== undefined && total > limits.maxCost) {
+        metrics.documentRefusals.inc({ limit: 'cost' });
         throw new QueryTooComplexError(`Query cost limit of ${limits.maxCost} exceeded, found ${total}.`);
       }
     },

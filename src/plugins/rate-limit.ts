@@ -17,6 +17,7 @@ import { RateLimitedError } from '../errors.ts';
 import type { WindowState } from '../rate-limit/counter.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
+import type { Metrics } from '../telemetry/metrics.ts';
 import { rootFields } from './root-fields.ts';
 import { executionArgs, fromLibrary, type ServerContext, type ServerPlugin } from './server-context.ts';
 
@@ -28,6 +29,7 @@ export interface RateLimitOptions {
   /** Units per window for keys without a limit of their own. */
   defaultLimit: number;
   windowMs: number;
+  metrics: Metrics;
 }
 
 const seconds = (ms: number) => Math.max(Math.ceil(ms / 1000), 1);
@@ -47,6 +49,12 @@ export function rateLimitHeaders(state: WindowState, windowMs: number, policy: P
   };
 }
 
+/** How a decision is counted: no state means the store could not be reached and the request went through unmetered. */
+export function decisionOf(state: WindowState | undefined): 'admitted' | 'refused' | 'unmetered' {
+  if (!state) return 'unmetered';
+  return state.allowed ? 'admitted' : 'refused';
+}
+
 export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
   const { counter, windowMs } = options;
   /** Tickets of requests in flight, by id: the library hands its Store only the identity string. */
@@ -59,6 +67,7 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       if (!ticket) return Promise.resolve([]);
       ticket.decision ??= counter.consume(ticket.keyId, ticket.cost, ticket.limit, windowMs).then((state) => {
         ticket.decidedAt = Date.now();
+        options.metrics.rateLimitDecisions.inc({ policy: 'per-key', outcome: decisionOf(state) });
         return (ticket.state = state);
       });
       return ticket.decision.then((state) => (state && !state.allowed ? [Date.now()] : []));

@@ -22,6 +22,7 @@ import { restSchema } from './rest-schema.ts';
 import { ROUTES, matchRoute, queryParameters, restNames, routeField, routeRoot, type RestRoute } from './routes.ts';
 import { fieldErrorsOfCoercion } from './input-errors.ts';
 import { integerRange } from './openapi.ts';
+import { requestContext } from '../request-context.ts';
 import type { ServerContext, ServerPlugin } from '../plugins/server-context.ts';
 
 const WHOLE_NUMBER = /^-?\d{1,10}$/;
@@ -149,6 +150,8 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
         return;
       }
       const { route, params, malformed } = match;
+      const labels = requestContext.getStore();
+      if (labels) Object.assign(labels, { face: 'rest', operation: route.operationId });
       const answer = async () => {
         if (malformed.length > 0) {
           throw RequestProblem.invalid(

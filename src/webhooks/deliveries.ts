@@ -5,6 +5,7 @@ import { violatedConstraint } from '../db/failures.ts';
 import { epochMsOf } from '../db/records.ts';
 import { statement, type Sql } from '../db/sql.ts';
 import type { DeliveryState } from '../db/entities/index.ts';
+import type { OutboxFigures } from '../telemetry/metrics.ts';
 
 /** A claimed delivery, with what sending it needs. */
 export interface ClaimedDelivery {
@@ -126,4 +127,20 @@ const DISABLE = statement(
 /** Disables an endpoint whose receiver answered 410 Gone; it stays so until it is enabled again. */
 export async function disableGoneEndpoint(sql: Sql, endpointId: string, at: Date): Promise<void> {
   await sql.rows(DISABLE, [endpointId, `The receiver answered 410 Gone at ${at.toISOString()}; enable the endpoint again to resume.`]);
+}
+
+/**
+ * What the outbox holds, for the metrics: deliveries waiting (a first attempt or a retry), the age of
+ * the oldest of them, and the dead-letter queue; each count walks its partial index.
+ */
+const OUTBOX_FIGURES = statement(
+  'outbox_figures',
+  `select (select count(*) from webhook_deliveries where state in ('pending', 'failed'))::float8 as pending,
+          coalesce(extract(epoch from now() - (select min(created_at) from webhook_deliveries where state in ('pending', 'failed'))), 0)::float8 as "oldestPendingAgeSeconds",
+          (select count(*) from webhook_deliveries where state = 'dead')::float8 as dead`,
+);
+
+export async function outboxFigures(sql: Sql): Promise<OutboxFigures> {
+  const [figures] = await sql.rows<OutboxFigures>(OUTBOX_FIGURES, []);
+  return figures ?? { pending: 0, oldestPendingAgeSeconds: 0, dead: 0 };
 }

@@ -3,6 +3,7 @@
 // of processes, share one database: claims are exclusive and leased (deliveries.ts). A worker wakes
 // when a transaction that queued deliveries commits (LISTEN), and polls as well, for due retries and
 // any notification lost while it was not listening.
+import type { Metrics } from '../telemetry/metrics.ts';
 import type { DeliveryConfig } from '../config.ts';
 import { isoOf } from '../db/records.ts';
 import type { Sql } from '../db/sql.ts';
@@ -28,6 +29,7 @@ export interface WorkerDependencies {
   policy: UrlPolicy;
   delivery: DeliveryConfig;
   logger: Logger;
+  metrics: Metrics;
   /** Starts listening on DELIVERIES_CHANNEL. */
   listen: (onNotify: () => void) => Promise<Listener>;
 }
@@ -180,12 +182,18 @@ export class DeliveryWorker {
     const { result, signature } = await this.#send(claim, startedAt);
     const wait = result.ok || result.gone ? undefined : nextWaitMs(delivery.retryScheduleMs, claim.attempt, result.retryAfterMs);
     const state = result.ok ? 'succeeded' : wait === undefined ? 'dead' : 'failed';
+    this.#deps.metrics.attempted(
+      result.ok ? 'succeeded' : result.statusCode === null ? 'no_response' : 'http_status',
+      claim.endpointId,
+      claim.createdAt,
+    );
     if (result.gone) {
       await disableGoneEndpoint(sql, claim.endpointId, startedAt).catch((error: unknown) =>
         logger.warn({ err: error }, 'could not disable an endpoint that answered 410'),
       );
     }
     if (state === 'dead') {
+      this.#deps.metrics.webhookDeadLettered.inc();
       logger.info({ eventId: claim.eventId, endpointId: claim.endpointId, error: result.error }, 'webhook delivery dead-lettered');
     }
     this.#toSettle.push({

@@ -17,6 +17,8 @@ import { webhookSettings } from '../../src/services/webhook-endpoints.ts';
 import { ApiKeyVerifier } from '../../src/services/api-key-verifier.ts';
 import { API_KEYS_CHANNEL, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
 import { listen } from '../../src/db/notifications.ts';
+import { Metrics } from '../../src/telemetry/metrics.ts';
+import { outboxFigures } from '../../src/webhooks/deliveries.ts';
 import { auditLog, usedCredential } from './credentials.ts';
 import { createTestDatabase } from './database.ts';
 
@@ -44,6 +46,8 @@ export interface TestServer {
   /** Issues a key with these settings and returns its secret. */
   createKey(settings: Partial<KeySettings>): Promise<string>;
   orm: MikroORM;
+  /** The server's metrics, which a test worker on it shares (one process, as `npm start` runs them). */
+  metrics: Metrics;
   /** Every SQL statement the server ran, in order. */
   statements: string[];
   /** Every log line the server wrote, parsed. */
@@ -127,11 +131,21 @@ export async function startTestServer(
   const usage = new UsageRecorder(() => orm.em.fork(), logger, 0);
   const userTokens = await userTokenVerifier({ ...config.jwt, secret: config.jwt.secret ?? TEST_JWT_SECRET }, config.dataDir);
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
+  const sql = await sqlOf(orm, (text) => statements.push(text));
+  // As main.ts measures them.
+  const metrics = new Metrics();
+  const pool = await orm.driver.getConnection().getNativeClient();
+  metrics.measure({
+    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    database: () => availability.stats,
+    rateLimitStore: () => rateLimits.stats,
+    outbox: () => outboxFigures(sql),
+  });
   const app = createApp({
     config,
     logger,
     orm,
-    sql: await sqlOf(orm, (text) => statements.push(text)),
+    sql,
     database: availability,
     cursors: new CursorCodec(TEST_CURSOR_SECRET),
     apiKeys,
@@ -139,6 +153,7 @@ export async function startTestServer(
     userTokens,
     rateLimits,
     webhooks: webhookSettings(config.webhooks, TEST_WEBHOOK_SECRET_KEY),
+    metrics,
   });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
@@ -162,6 +177,7 @@ export async function startTestServer(
     orm,
     statements,
     logs,
+    metrics,
     async gql(query, variables, headers = {}) {
       const response = await authorizedFetch('/graphql', {
         method: 'POST',

@@ -10,6 +10,8 @@ export interface ServiceProcess {
   url: string;
   /** How the process ended: its signal or exit code. */
   exited: Promise<NodeJS.Signals | number | null>;
+  /** What it wrote on stdout so far (its JSON log lines). */
+  output(): string;
   /** Sends the process a signal (SIGTERM: a clean stop). */
   stop(signal?: NodeJS.Signals): void;
 }
@@ -52,5 +54,5 @@ export async function startServiceProcess(
     });
     void exited.then((how) => reject(new Error(`the service exited (${String(how)}) before listening: ${output}`)));
   });
-  return { url: `http://127.0.0.1:${port}`, exited, stop: (signal = 'SIGTERM') => child.kill(signal) };
+  return { url: `http://127.0.0.1:${port}`, exited, output: () => output, stop: (signal = 'SIGTERM') => child.kill(signal) };
 }

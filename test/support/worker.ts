@@ -45,6 +45,7 @@ export async function startTestWorker(
     policy: { allowHttp: true, allowedHosts: ['127.0.0.1'] },
     delivery: { ...TEST_DELIVERY, ...delivery },
     logger,
+    metrics: server.metrics,
     listen: (onNotify) =>
       listen(databaseUrl ?? server.databaseUrl, DELIVERIES_CHANNEL, onNotify, logger, { bounds: BOUNDS, retryMs: 200, heartbeatMs: 500 }),
   });
