@@ -7,6 +7,26 @@ import { FAILPOINTS, type Failpoint } from './failpoints.ts';
 import { isOneOf } from './guards.ts';
 import type { LogFormat } from './log.ts';
 
+export const TRACE_SAMPLERS = [
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+  'always_on',
+  'always_off',
+  'traceidratio',
+] as const;
+export const TRACE_RESOLVERS = ['root', 'all', 'none'] as const;
+
+export interface TracingConfig {
+  /** OTEL_SERVICE_NAME. */
+  serviceName: string;
+  /** OTEL_TRACES_SAMPLER and its ratio, OTEL_TRACES_SAMPLER_ARG (for the ratio samplers). */
+  sampler: (typeof TRACE_SAMPLERS)[number];
+  ratio: number;
+  /** TRACE_RESOLVERS: a span per root field (default), per resolver of any field, or none. */
+  resolvers: (typeof TRACE_RESOLVERS)[number];
+}
+
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Config {
@@ -25,6 +45,8 @@ export interface Config {
   /** Longest wait for a pooled database connection, opening one included (then 503). */
   databaseConnectTimeoutMs: number;
   production: boolean;
+  /** OpenTelemetry traces (telemetry/tracing.ts), from the standard OTEL_* variables; undefined: off, at no cost. */
+  tracing: TracingConfig | undefined;
   /** Where Prometheus scrapes (telemetry/metrics-endpoint.ts): METRICS_PORT, METRICS_TOKEN. */
   metrics: { port: number | undefined; token: string | undefined };
   logLevel: LogLevel;
@@ -335,6 +357,7 @@ export function loadConfig(env: Env = process.env): Config {
     statementTimeoutMs: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5000, 100, 600_000),
     databaseConnectTimeoutMs: integer(env, 'DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
     production,
+    tracing: tracingConfig(env),
     metrics: {
       port: env.METRICS_PORT?.trim() ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
       token: secret(env, 'METRICS_TOKEN', undefined),
@@ -383,6 +406,34 @@ export function loadConfig(env: Env = process.env): Config {
       },
     },
     failpoints: production ? new Set() : failpoints(env),
+  };
+}
+
+/**
+ * Tracing is on when an OTLP endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, or the traces-only
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, read by the exporter itself as the specification says) and
+ * neither OTEL_SDK_DISABLED=true nor OTEL_TRACES_EXPORTER=none turns it off.
+ */
+function tracingConfig(env: Env): TracingConfig | undefined {
+  const example = 'http://collector:4318';
+  const endpoint =
+    serverUrl(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', ['http', 'https'], `${example}/v1/traces`) ??
+    serverUrl(env, 'OTEL_EXPORTER_OTLP_ENDPOINT', ['http', 'https'], example);
+  if (endpoint === undefined || boolean(env, 'OTEL_SDK_DISABLED', false)) return undefined;
+  const exporter = env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() || 'otlp';
+  if (exporter === 'none') return undefined;
+  if (exporter !== 'otlp') throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none (got "${env.OTEL_TRACES_EXPORTER}").`);
+  const sampler = oneOf(env, 'OTEL_TRACES_SAMPLER', TRACE_SAMPLERS) ?? 'parentbased_always_on';
+  const rawRatio = env.OTEL_TRACES_SAMPLER_ARG?.trim();
+  const ratio = rawRatio ? Number(rawRatio) : 1;
+  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1 || (rawRatio !== undefined && rawRatio !== '' && !/^\d*\.?\d+$/.test(rawRatio))) {
+    throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a sampling ratio from 0 to 1, like 0.1 (got "${rawRatio}").`);
+  }
+  return {
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'portico',
+    sampler,
+    ratio,
+    resolvers: oneOf(env, 'TRACE_RESOLVERS', TRACE_RESOLVERS) ?? 'root',
   };
 }
 

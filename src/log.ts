@@ -25,7 +25,8 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       timestamp: pino.stdTimeFunctions.isoTime,
       mixin: () => {
         const context = requestContext.getStore();
-        return context ? { requestId: context.requestId } : {};
+        if (!context) return {};
+        return context.traceId ? { requestId: context.requestId, traceId: context.traceId } : { requestId: context.requestId };
       },
       redact: {
         paths: ['password', '*.password', 'databaseUrl', 'headers.authorization', 'headers["x-api-key"]'],

@@ -12,6 +12,10 @@ export interface RequestContext {
    */
   face?: Face;
   operation?: string;
+  /** The REST route's path template (`/users/{user_id}`), for the request's span. */
+  route?: string;
+  /** The trace the request belongs to, when tracing is on: stamped on its log lines. */
+  traceId?: string;
   /** A database statement of this request ran past its timeout. */
   statementTimedOut?: boolean;
 }

@@ -23,7 +23,7 @@ import type { WebhookSettings } from './services/webhook-endpoints.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
 import { logLevelOf, maskError, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
-import { fromLibrary, type ServerContext } from './plugins/server-context.ts';
+import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
@@ -48,6 +48,9 @@ import type { Metrics } from './telemetry/metrics.ts';
 import { answerMetrics, metricsOnServicePort } from './telemetry/metrics-endpoint.ts';
 import { useOperationLabels } from './plugins/operation-label.ts';
 import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
+import { trace } from '@opentelemetry/api';
+import { TRACER_NAME } from './telemetry/trace-context.ts';
+import { serveTraced } from './telemetry/server-span.ts';
 import { StartupError } from './errors.ts';
 import { VERSION } from './version.ts';
 import { boundAddress } from './net/bound-address.ts';
@@ -67,6 +70,8 @@ export interface AppDependencies {
   rateLimits: FailOpenCounter;
   webhooks: WebhookSettings;
   metrics: Metrics;
+  /** GraphQL's spans when tracing is on (plugins/tracing.ts), else none. */
+  graphqlTracing: ServerPlugin[];
 }
 
 export interface App {
@@ -87,8 +92,11 @@ export const GRAPHIQL_HEADERS = '{\n  "x-api-key": "paste-your-api-key-here"\n}'
 const READINESS_CHECK_MS = 1500;
 
 export function createApp(dependencies: AppDependencies): App {
-  const { config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits, webhooks, metrics } = dependencies;
+  const { config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits, webhooks, metrics, graphqlTracing } =
+    dependencies;
   const metricsHere = metricsOnServicePort(config.metrics);
+  // Tracing off: no span is started, no context is switched.
+  const tracer = config.tracing ? trace.getTracer(TRACER_NAME) : undefined;
   let draining = false;
 
   const yoga = createYoga<ServerContext, GraphQLContext>({
@@ -177,6 +185,7 @@ export function createApp(dependencies: AppDependencies): App {
         useIdempotency({ em: () => orm.em.fork(), ...config.idempotency, logger }),
         useUsageCounting(usage),
         useOperationLabels(),
+        ...graphqlTracing,
         // GraphQL's phases (parse, validate, execute) timed by yoga's own plugin; requests by face are
         // counted in the HTTP shell below, which sees both faces. Operation names are the client's
         // choice, so they are no label.
@@ -253,16 +262,26 @@ export function createApp(dependencies: AppDependencies): App {
       if (logger.isLevelEnabled('info')) {
         res.once('close', () => {
           const durationMs = Math.round((performance.now() - started) * 10) / 10;
-          const line = { requestId, method: req.method, url: scrubbedUrl(req.url ?? ''), status: res.statusCode, durationMs };
+          const line = {
+            requestId,
+            traceId: context.traceId,
+            method: req.method,
+            url: scrubbedUrl(req.url ?? ''),
+            status: res.statusCode,
+            durationMs,
+          };
           logger.info(res.writableFinished ? line : { ...line, clientClosed: true }, 'request');
         });
       }
-      requestContext.run(context, () => {
-        if (answerProbe(req, res, probes)) return;
-        if (metricsHere && answerMetrics(req, res, metrics, config.metrics.token)) return;
-        const deadline = armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, logger });
-        void yoga(req, res, { req, res, deadline });
-      });
+      const serve = () =>
+        requestContext.run(context, () => {
+          if (answerProbe(req, res, probes)) return;
+          if (metricsHere && answerMetrics(req, res, metrics, config.metrics.token)) return;
+          const deadline = armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, logger });
+          void yoga(req, res, { req, res, deadline });
+        });
+      if (tracer) serveTraced(tracer, req, res, context, serve);
+      else serve();
     },
   );
   // Node hands a net.Socket unless a custom transport is in use; there is none here.

@@ -36,6 +36,16 @@ describe('configuration', () => {
     [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS must be a comma-separated list of origins/],
     [{ JWT_MAX_AGE: '24' }, /JWT_MAX_AGE must be a duration like 15m, 24h or 7d, from 60s to 30d \(got "24"\)/],
     [{ JWT_MAX_AGE: '31d' }, /JWT_MAX_AGE must be a duration/],
+    [{ METRICS_PORT: 'x' }, /METRICS_PORT must be a whole number from 0 to 65535/],
+    [{ METRICS_TOKEN: 'short' }, /METRICS_TOKEN must be at least 32 characters/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_SAMPLER: 'sometimes' }, /OTEL_TRACES_SAMPLER must be one of/],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_SAMPLER_ARG: '1.5' },
+      /OTEL_TRACES_SAMPLER_ARG must be a sampling ratio from 0 to 1/,
+    ],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'zipkin' }, /OTEL_TRACES_EXPORTER must be otlp or none/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', TRACE_RESOLVERS: 'some' }, /TRACE_RESOLVERS must be one of root, all, none/],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -48,6 +58,32 @@ describe('configuration', () => {
       expect(() => loadConfig(env)).not.toThrow(/hunter2secret/);
     },
   );
+
+  it('traces only when an OTLP endpoint is set, with the standard variables', () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toEqual({
+      serviceName: 'portico',
+      sampler: 'parentbased_always_on',
+      ratio: 1,
+      resolvers: 'root',
+    });
+    expect(
+      loadConfig({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector:4318/v1/traces',
+        OTEL_SERVICE_NAME: 'api-eu',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
+        TRACE_RESOLVERS: 'all',
+      }).tracing,
+    ).toEqual({ serviceName: 'api-eu', sampler: 'parentbased_traceidratio', ratio: 0.1, resolvers: 'all' });
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
+    expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
+  });
+
+  it('serves metrics only when METRICS_PORT or METRICS_TOKEN says where', () => {
+    expect(loadConfig({}).metrics).toEqual({ port: undefined, token: undefined });
+    expect(loadConfig({ METRICS_PORT: '9464' }).metrics).toEqual({ port: 9464, token: undefined });
+  });
 
   it('bounds user token lifetimes to 24 h unless JWT_MAX_AGE says otherwise', () => {
     expect(loadConfig({}).jwt.maxAgeSec).toBe(86_400);

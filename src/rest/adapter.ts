@@ -151,7 +151,7 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
       }
       const { route, params, malformed } = match;
       const labels = requestContext.getStore();
-      if (labels) Object.assign(labels, { face: 'rest', operation: route.operationId });
+      if (labels) Object.assign(labels, { face: 'rest', operation: route.operationId, route: route.path });
       const answer = async () => {
         if (malformed.length > 0) {
           throw RequestProblem.invalid(

@@ -17,6 +17,8 @@ export interface ClaimedDelivery {
   type: string;
   createdAt: number;
   data: { object: Record<string, unknown> };
+  /** The writing request's trace, when tracing was on. */
+  traceparent: string | null;
   url: string;
   /** Sealed signing secrets: the current one, and the previous one while its overlap lasts. */
   secret: string;
@@ -37,7 +39,7 @@ const CLAIM = statement(
      from due where d.event_id = due.event_id and d.endpoint_id = due.endpoint_id
      returning d.event_id, d.endpoint_id, d.attempts, d.attempts_total)
    select c.event_id as "eventId", c.endpoint_id as "endpointId", c.attempts as attempt, c.attempts_total as number,
-     ev.type, ${epochMsOf('ev.created_at')} as "createdAt", ev.data, e.url, e.secret,
+     ev.type, ${epochMsOf('ev.created_at')} as "createdAt", ev.data, ev.traceparent, e.url, e.secret,
      case when e.previous_secret_expires_at > now() then e.previous_secret end as "previousSecret"
    from claimed c join events ev on ev.id = c.event_id join webhook_endpoints e on e.id = c.endpoint_id`,
 );

@@ -4,11 +4,12 @@
 import { newId } from '../db/ids.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { prepared, runPrepared } from '../db/prepared.ts';
+import { currentTraceparent } from '../telemetry/trace-context.ts';
 import { PING, type EventType } from './event-types.ts';
 
-/** The event, its id, type, time and data taken from four parameters starting at `$first`. */
+/** The event, its id, type, time, data and traceparent taken from five parameters starting at `$first`. */
 const event = (first: number) =>
-  `event as (insert into events (id, type, created_at, data) values ($${first}, $${first + 1}, $${first + 2}, $${first + 3}::jsonb) returning id, type)`;
+  `event as (insert into events (id, type, created_at, data, traceparent) values ($${first}, $${first + 1}, $${first + 2}, $${first + 3}::jsonb, $${first + 4}) returning id, type)`;
 
 /** The fan-out: a delivery of the event for every enabled endpoint subscribed to its type. */
 const DELIVERIES = `insert into webhook_deliveries (event_id, endpoint_id)
@@ -21,12 +22,15 @@ const RECORD_EVENT = prepared('outbox_record_event', `with ${event(1)} ${DELIVER
 /** A ping, delivered to one endpoint only. */
 const QUEUE_PING = prepared(
   'outbox_queue_ping',
-  `with ${event(1)} insert into webhook_deliveries (event_id, endpoint_id) select event.id, $5 from event`,
+  `with ${event(1)} insert into webhook_deliveries (event_id, endpoint_id) select event.id, $6 from event`,
 );
 
-/** The parameters of an event: that `object` (as REST's GET shows it) underwent `type`, now. */
-function eventValues(type: string, object: Record<string, unknown>): [id: string, type: string, at: Date, data: string] {
-  return [newId('event'), type, new Date(), JSON.stringify({ object })];
+/** The parameters of an event: that `object` (as REST's GET shows it) underwent `type`, now, in the trace active now. */
+function eventValues(
+  type: string,
+  object: Record<string, unknown>,
+): [id: string, type: string, at: Date, data: string, traceparent: string | null] {
+  return [newId('event'), type, new Date(), JSON.stringify({ object }), currentTraceparent()];
 }
 
 /** Records the event in `em`'s open transaction; returns its id. */

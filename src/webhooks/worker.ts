@@ -3,6 +3,8 @@
 // of processes, share one database: claims are exclusive and leased (deliveries.ts). A worker wakes
 // when a transaction that queued deliveries commits (LISTEN), and polls as well, for due retries and
 // any notification lost while it was not listening.
+import type { Span } from '@opentelemetry/api';
+import { endAttemptSpan, startAttemptSpan, traceHeaders } from './attempt-span.ts';
 import type { Metrics } from '../telemetry/metrics.ts';
 import type { DeliveryConfig } from '../config.ts';
 import { isoOf } from '../db/records.ts';
@@ -145,7 +147,7 @@ export class DeliveryWorker {
   }
 
   /** Sends one attempt, signed; what came back, and the signature header sent. */
-  async #send(claim: ClaimedDelivery, startedAt: Date): Promise<{ result: AttemptResult; signature: string }> {
+  async #send(claim: ClaimedDelivery, startedAt: Date, span: Span): Promise<{ result: AttemptResult; signature: string }> {
     try {
       const body = deliveryBody(claim);
       const secrets = [claim.secret, ...(claim.previousSecret ? [claim.previousSecret] : [])].map((sealed) =>
@@ -157,6 +159,7 @@ export class DeliveryWorker {
         'x-portico-event-id': claim.eventId,
         'x-portico-event-type': claim.type,
         'x-portico-delivery-attempt': String(claim.number),
+        ...traceHeaders(span),
       };
       return { result: await this.#sender.send(claim.url, headers, body), signature: signed[SIGNATURE_HEADER]! };
     } catch (error) {
@@ -179,7 +182,9 @@ export class DeliveryWorker {
     this.#inFlight++;
     const { delivery, logger, sql } = this.#deps;
     const startedAt = new Date();
-    const { result, signature } = await this.#send(claim, startedAt);
+    const span = startAttemptSpan(claim);
+    const { result, signature } = await this.#send(claim, startedAt, span);
+    endAttemptSpan(span, result);
     const wait = result.ok || result.gone ? undefined : nextWaitMs(delivery.retryScheduleMs, claim.attempt, result.retryAfterMs);
     const state = result.ok ? 'succeeded' : wait === undefined ? 'dead' : 'failed';
     this.#deps.metrics.attempted(

@@ -308,7 +308,7 @@ describe('logs', { timeout: 60_000 }, () => {
     expect(line).toMatch(/INFO/);
     expect(() => JSON.parse(line) as unknown).toThrow();
     run.child.kill('SIGINT');
-    expect(await run.exited).toEqual({ code: 0, signal: null });
+    expect(await run.exited, run.stderr + run.stdout.join('\n')).toEqual({ code: 0, signal: null });
   });
 });
 

@@ -21,6 +21,8 @@ export const EventSchema = defineEntity({
     createdAt: p.datetime(3),
     /** `{ object }`: the resource as REST's GET shows it (for a deletion, as it was). */
     data: p.json<{ object: Record<string, unknown> }>(),
+    /** The W3C `traceparent` of the request that wrote it, when tracing was on: delivery attempts link to it. */
+    traceparent: p.string().columnType('text').nullable(),
   },
   indexes: [
     { name: 'events_xact_id_idx', properties: ['xact', 'id'] },

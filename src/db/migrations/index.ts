@@ -9,6 +9,7 @@ import { Migration20261123010000_api_keys_created_at_index } from './Migration20
 import { Migration20261123020000_idempotency_keys } from './Migration20261123020000_idempotency_keys.ts';
 import { Migration20261123030000_events_and_webhook_endpoints } from './Migration20261123030000_events_and_webhook_endpoints.ts';
 import { Migration20261123040000_webhook_delivery } from './Migration20261123040000_webhook_delivery.ts';
+import { Migration20261123050000_event_traceparent } from './Migration20261123050000_event_traceparent.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -20,4 +21,5 @@ export const migrations = [
   Migration20261123020000_idempotency_keys,
   Migration20261123030000_events_and_webhook_endpoints,
   Migration20261123040000_webhook_delivery,
+  Migration20261123050000_event_traceparent,
 ];

@@ -1,0 +1,39 @@
+// A request's server span, when tracing is on: it continues the caller's trace (`traceparent`), holds
+// everything the request does, and is named by its route once the route is known (the REST route's
+// template, or /graphql), never by the raw path, whose ids would make every name unique.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SpanKind, SpanStatusCode, context, trace, type Tracer } from '@opentelemetry/api';
+import { GRAPHQL_PATH } from '../paths.ts';
+import type { RequestContext } from '../request-context.ts';
+import { incomingContext } from './trace-context.ts';
+
+export function serveTraced(tracer: Tracer, req: IncomingMessage, res: ServerResponse, request: RequestContext, serve: () => void): void {
+  const method = req.method ?? 'GET';
+  const parent = incomingContext(req.headers);
+  const span = tracer.startSpan(
+    method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': method,
+        'url.path': req.url?.split('?')[0] ?? '',
+        'url.scheme': 'http',
+        'user_agent.original': req.headers['user-agent'] ?? '',
+        'portico.request_id': request.requestId,
+      },
+    },
+    parent,
+  );
+  request.traceId = span.spanContext().traceId;
+  res.once('close', () => {
+    const route = request.route ?? (request.face === 'graphql' ? GRAPHQL_PATH : undefined);
+    if (route) {
+      span.setAttribute('http.route', route);
+      span.updateName(`${method} ${route}`);
+    }
+    span.setAttribute('http.response.status_code', res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+  context.with(trace.setSpan(parent, span), serve);
+}

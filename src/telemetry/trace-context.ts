@@ -1,0 +1,25 @@
+// What the service needs of traces, on the OpenTelemetry API alone: without an SDK installed
+// (tracing off) every call here is a no-op of the API, and the SDK is never loaded (tracing.ts).
+import { context, propagation, trace, type Context, type Link } from '@opentelemetry/api';
+
+/** The name the service's own spans are made under. */
+export const TRACER_NAME = 'portico';
+
+/** The W3C `traceparent` of the span active now, to store with what it caused; null when no trace is active. */
+export function currentTraceparent(): string | null {
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent ?? null;
+}
+
+/** A link to the span a stored `traceparent` names (the request that wrote an event), for work done later on its behalf. */
+export function linkTo(traceparent: string | null): Link[] {
+  if (!traceparent) return [];
+  const linked = trace.getSpanContext(propagation.extract(context.active(), { traceparent }));
+  return linked ? [{ context: linked }] : [];
+}
+
+/** The context a request's headers carry (`traceparent`, `tracestate`), for its server span to continue. */
+export function incomingContext(headers: Record<string, string | string[] | undefined>): Context {
+  return propagation.extract(context.active(), headers);
+}

@@ -1,0 +1,219 @@
+// OpenTelemetry traces, kept in memory: the span tree of one REST request (server span continuing the
+// caller's traceparent, the GraphQL operation, its root field, the SQL it sent) and of one webhook
+// delivery (its own trace, linked to the request that wrote the event, continued by the receiver);
+// and the service as a process, exporting over OTLP to a collector, Redis commands included.
+// Tracing is installed before the service's modules load, as the entry point does, so that the
+// PostgreSQL instrumentation sees pg load.
+import fs from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TracingConfig } from '../../src/config.ts';
+import { startTracing, stopTracing } from '../../src/telemetry/tracing.ts';
+
+const exporter = new InMemorySpanExporter();
+const TRACING: TracingConfig = { serviceName: 'portico-test', sampler: 'parentbased_always_on', ratio: 1, resolvers: 'root' };
+startTracing(TRACING, exporter);
+
+const { loadConfig } = await import('../../src/config.ts');
+const { usedCredential } = await import('../support/credentials.ts');
+const { startReceiver } = await import('../support/receiver.ts');
+const { rest } = await import('../support/rest.ts');
+const { startTestServer } = await import('../support/server.ts');
+const { SKIP_REDIS, startTestRedis } = await import('../support/redis.ts');
+const { startServiceProcess } = await import('../support/service-process.ts');
+
+/** The part of an OTLP/HTTP JSON export request the collector below reads. */
+interface OtlpRequest {
+  resourceSpans?: { scopeSpans?: { scope?: { name?: string }; spans?: { name: string; traceId: string }[] }[] }[];
+}
+const { eventually } = await import('../support/steady-load.ts');
+const { startTestWorker } = await import('../support/worker.ts');
+
+let server: Awaited<ReturnType<typeof startTestServer>>;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+let worker: Awaited<ReturnType<typeof startTestWorker>>;
+
+beforeAll(async () => {
+  const defaults = loadConfig({});
+  server = await startTestServer({ tracing: TRACING, webhooks: { ...defaults.webhooks, allowedHosts: ['127.0.0.1'] } });
+  receiver = await startReceiver();
+  worker = await startTestWorker(server);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await receiver?.close();
+  await server?.close();
+  await stopTracing();
+});
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+
+const spansOf = (traceId: string) => exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
+const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
+const childrenOf = (spans: ReadableSpan[], parent: ReadableSpan) => spans.filter((span) => parentOf(span) === parent.spanContext().spanId);
+
+describe('a REST request', () => {
+  it('is one trace continuing the caller’s: server span, GraphQL operation, root field, then its SQL', async () => {
+    const response = await rest<{ id: string }>(server, 'POST', '/users', {
+      json: { name: 'Traced', email: 'traced@example.com' },
+      headers: { traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01` },
+    });
+    expect(response.status).toBe(201);
+    // The server span ends when the response has gone; spans are exported as each ends.
+    await eventually(() => spansOf(TRACE_ID).some((span) => span.kind === SpanKind.SERVER), 'the server span exported', 5000);
+    const spans = spansOf(TRACE_ID);
+
+    const serverSpan = spans.find((span) => span.kind === SpanKind.SERVER)!;
+    expect(serverSpan.name).toBe('POST /users');
+    expect(parentOf(serverSpan)).toBe(CALLER_SPAN);
+    expect(serverSpan.attributes).toMatchObject({
+      'http.route': '/users',
+      'http.response.status_code': 201,
+      'http.request.method': 'POST',
+    });
+
+    const operation = childrenOf(spans, serverSpan).find((span) => span.attributes['graphql.execute.operationType'] !== undefined);
+    expect(operation?.attributes['graphql.execute.operationType']).toBe('mutation');
+    const [field] = childrenOf(spans, operation!);
+    expect(field?.name).toBe('Mutation.createUser');
+
+    // Every statement of the request sits in its tree, the write below the field that made it.
+    const statements = spans.filter((span) => span.name.startsWith('pg.'));
+    const inTree = (span: ReadableSpan): boolean => {
+      const parent = spans.find((candidate) => candidate.spanContext().spanId === parentOf(span));
+      return parent === serverSpan || (parent !== undefined && inTree(parent));
+    };
+    expect(statements.length).toBeGreaterThan(0);
+    for (const statement of statements) expect(inTree(statement), statement.name).toBe(true);
+    expect(childrenOf(spans, field!).some((span) => span.name.startsWith('pg.'))).toBe(true);
+
+    // The request's log line names its trace.
+    const requestId = response.headers.get('x-request-id');
+    expect(server.logs.find((line) => line.msg === 'request' && line.requestId === requestId)).toMatchObject({ traceId: TRACE_ID });
+  });
+
+  it('has spans for root fields only, by default', async () => {
+    const traceId = 'a'.repeat(32);
+    await server.gql(
+      '{ users(first: 2) { edges { node { id orders(limit: 1) { id } } } } }',
+      {},
+      { traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+    );
+    await eventually(() => spansOf(traceId).some((span) => span.kind === SpanKind.SERVER), 'the server span exported', 5000);
+    const names = spansOf(traceId).map((span) => span.name);
+    expect(names).toContain('Query.users');
+    expect(names).not.toContain('User.orders');
+    expect(names).toContain('POST /graphql');
+  });
+
+  it('records nothing for a caller that did not sample its trace', async () => {
+    const traceId = 'b'.repeat(32);
+    await server.gql('{ users(first: 1) { edges { node { id } } } }', {}, { traceparent: `00-${traceId}-${CALLER_SPAN}-00` });
+    // A sampled request after it, to know the unsampled one had its chance to be exported.
+    const marker = 'c'.repeat(32);
+    await server.gql('{ users(first: 1) { edges { node { id } } } }', {}, { traceparent: `00-${marker}-${CALLER_SPAN}-01` });
+    await eventually(() => spansOf(marker).some((span) => span.kind === SpanKind.SERVER), 'the marker exported', 5000);
+    expect(spansOf(traceId)).toEqual([]);
+  });
+});
+
+describe.skipIf(SKIP_REDIS)('the service as a process', () => {
+  it('exports its spans over OTLP to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, Redis and PostgreSQL included', async () => {
+    // A collector that keeps the spans it is sent (OTLP over HTTP, JSON).
+    const received: { name: string; traceId: string; scope: string }[] = [];
+    const collector = http.createServer((req, res) => {
+      let body = '';
+      req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        const request = JSON.parse(body) as OtlpRequest;
+        for (const resource of request.resourceSpans ?? []) {
+          for (const scope of resource.scopeSpans ?? []) {
+            for (const span of scope.spans ?? []) received.push({ name: span.name, traceId: span.traceId, scope: scope.scope?.name ?? '' });
+          }
+        }
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const redis = await startTestRedis();
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-'));
+    const service = await startServiceProcess(server.databaseUrl, dataDir, '', {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+        OTEL_SERVICE_NAME: 'portico-process',
+        REDIS_URL: redis.url,
+      },
+    });
+    try {
+      const traceId = 'e'.repeat(32);
+      const response = await fetch(`${service.url}/users?limit=1`, {
+        headers: { 'x-api-key': server.apiKey, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+      });
+      expect(response.status).toBe(200);
+      // A clean stop sends the spans still batched.
+      service.stop();
+      await service.exited;
+      const trace = received.filter((span) => span.traceId === traceId);
+      const names = trace.map((span) => span.name);
+      expect(names).toContain('GET /users');
+      expect(names).toContain('Query.userList');
+      expect(
+        trace.some((span) => span.scope === '@opentelemetry/instrumentation-ioredis'),
+        names.join(', '),
+      ).toBe(true);
+      expect(
+        trace.some((span) => span.scope === '@opentelemetry/instrumentation-pg'),
+        names.join(', '),
+      ).toBe(true);
+    } finally {
+      service.stop();
+      await service.exited;
+      await redis.stop();
+      await fs.rm(dataDir, { recursive: true, force: true });
+      collector.close();
+    }
+  });
+});
+
+describe('a webhook delivery', () => {
+  it('is a trace of its own, linked to the request that wrote the event, and continued by the receiver', async () => {
+    const hookPath = '/traced-hook';
+    const endpoint = await rest<{ id: string; secret: string }>(server, 'POST', '/webhook-endpoints', {
+      json: { url: `${receiver.url}${hookPath}`, events: ['USER_CREATED'] },
+    });
+    expect(endpoint.status).toBe(201);
+    usedCredential(endpoint.body.secret);
+    const traceId = 'd'.repeat(32);
+    const created = await rest<{ id: string }>(server, 'POST', '/users', {
+      json: { name: 'Hooked', email: 'hooked@example.com' },
+      headers: { traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+    });
+    expect(created.status).toBe(201);
+    const isAttempt = (span: ReadableSpan) =>
+      span.name === 'webhook user.created' && span.attributes['portico.webhook.endpoint_id'] === endpoint.body.id;
+    await eventually(() => exporter.getFinishedSpans().some(isAttempt), 'the attempt span exported', 10_000);
+    const attempt = exporter.getFinishedSpans().find(isAttempt)!;
+
+    expect(attempt.kind).toBe(SpanKind.CLIENT);
+    expect(attempt.parentSpanContext).toBeUndefined();
+    expect(attempt.spanContext().traceId).not.toBe(traceId);
+    expect(attempt.status.code).not.toBe(SpanStatusCode.ERROR);
+    expect(attempt.attributes).toMatchObject({ 'http.response.status_code': 200, 'portico.webhook.attempt': 1 });
+    // The link names a span of the writing request's trace.
+    expect(attempt.links).toHaveLength(1);
+    const link = attempt.links[0]!.context;
+    expect(link.traceId).toBe(traceId);
+    expect(spansOf(traceId).map((span) => span.spanContext().spanId)).toContain(link.spanId);
+    // The receiver got the attempt's traceparent.
+    const delivered = receiver.received.find(
+      (request) => request.path === hookPath && request.headers['x-portico-event-type'] === 'user.created',
+    )!;
+    expect(delivered.headers.traceparent).toMatch(new RegExp(`^00-${attempt.spanContext().traceId}-${attempt.spanContext().spanId}-01$`));
+  });
+});
