@@ -48,8 +48,6 @@ import type { Metrics } from './telemetry/metrics.ts';
 import { answerMetrics, metricsOnServicePort } from './telemetry/metrics-endpoint.ts';
 import { useOperationLabels } from './plugins/operation-label.ts';
 import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
-import { trace } from '@opentelemetry/api';
-import { TRACER_NAME } from './telemetry/trace-context.ts';
 import { serveTraced } from './telemetry/server-span.ts';
 import { StartupError } from './errors.ts';
 import { VERSION } from './version.ts';
@@ -96,7 +94,7 @@ export function createApp(dependencies: AppDependencies): App {
     dependencies;
   const metricsHere = metricsOnServicePort(config.metrics);
   // Tracing off: no span is started, no context is switched.
-  const tracer = config.tracing ? trace.getTracer(TRACER_NAME) : undefined;
+  const traced = config.tracing !== undefined;
   let draining = false;
 
   const yoga = createYoga<ServerContext, GraphQLContext>({
@@ -280,7 +278,7 @@ export function createApp(dependencies: AppDependencies): App {
           const deadline = armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, logger });
           void yoga(req, res, { req, res, deadline });
         });
-      if (tracer) serveTraced(tracer, req, res, context, serve);
+      if (traced) serveTraced(req, res, context, serve);
       else serve();
     },
   );

@@ -2,15 +2,15 @@
 // everything the request does, and is named by its route once the route is known (the REST route's
 // template, or /graphql), never by the raw path, whose ids would make every name unique.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SpanKind, SpanStatusCode, context, trace, type Tracer } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { GRAPHQL_PATH } from '../paths.ts';
 import type { RequestContext } from '../request-context.ts';
-import { incomingContext } from './trace-context.ts';
+import { incomingContext, rootTracer } from './trace-context.ts';
 
-export function serveTraced(tracer: Tracer, req: IncomingMessage, res: ServerResponse, request: RequestContext, serve: () => void): void {
+export function serveTraced(req: IncomingMessage, res: ServerResponse, request: RequestContext, serve: () => void): void {
   const method = req.method ?? 'GET';
   const parent = incomingContext(req.headers);
-  const span = tracer.startSpan(
+  const span = rootTracer().startSpan(
     method,
     {
       kind: SpanKind.SERVER,
@@ -24,7 +24,11 @@ export function serveTraced(tracer: Tracer, req: IncomingMessage, res: ServerRes
     },
     parent,
   );
-  request.traceId = span.spanContext().traceId;
+  // Unsampled, the request runs with no span of ours active: what it calls makes no spans at all. A
+  // caller's trace id still names the request in the logs.
+  const recording = span.isRecording();
+  const callerTrace = trace.getSpanContext(parent)?.traceId;
+  request.traceId = recording ? span.spanContext().traceId : callerTrace;
   res.once('close', () => {
     const route = request.route ?? (request.face === 'graphql' ? GRAPHQL_PATH : undefined);
     if (route) {
@@ -35,5 +39,5 @@ export function serveTraced(tracer: Tracer, req: IncomingMessage, res: ServerRes
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   });
-  context.with(trace.setSpan(parent, span), serve);
+  context.with(recording ? trace.setSpan(parent, span) : parent, serve);
 }

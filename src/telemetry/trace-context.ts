@@ -1,9 +1,24 @@
 // What the service needs of traces, on the OpenTelemetry API alone: without an SDK installed
 // (tracing off) every call here is a no-op of the API, and the SDK is never loaded (tracing.ts).
-import { context, propagation, trace, type Context, type Link } from '@opentelemetry/api';
+import { context, propagation, trace, type Context, type Link, type Tracer } from '@opentelemetry/api';
 
 /** The name the service's own spans are made under. */
 export const TRACER_NAME = 'portico';
+
+let roots: Tracer | undefined;
+
+/**
+ * The tracer of the spans that start traces here (a request's server span, a delivery attempt): it
+ * applies the configured sampler. Every other span follows its parent and is not made without one
+ * (tracing.ts), so an unsampled request costs its statements nothing.
+ */
+export function rootTracer(): Tracer {
+  return roots ?? trace.getTracer(TRACER_NAME);
+}
+
+export function setRootTracer(tracer: Tracer): void {
+  roots = tracer;
+}
 
 /** The W3C `traceparent` of the span active now, to store with what it caused; null when no trace is active. */
 export function currentTraceparent(): string | null {

@@ -26,6 +26,7 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
 import type { TracingConfig } from '../config.ts';
+import { TRACER_NAME, setRootTracer } from './trace-context.ts';
 import { VERSION } from '../version.ts';
 
 function samplerOf(config: TracingConfig): Sampler {
@@ -46,31 +47,47 @@ function samplerOf(config: TracingConfig): Sampler {
   }
 }
 
-let provider: TracerProvider | undefined;
+/** The packages the instrumentations below patch. */
+const INSTRUMENTED = ['pg', 'pg-pool', 'ioredis'];
+
+let providers: TracerProvider[] = [];
 
 /**
- * Installs tracing for this process: the provider, context across async calls, W3C propagation, and
+ * Installs tracing for this process: the providers, context across async calls, W3C propagation, and
  * the instrumentations of pg and ioredis. `exporter` replaces the OTLP exporter (tests keep spans in
  * memory), exporting each span as it ends.
+ *
+ * Two providers share one exporter. The configured sampler decides only where a trace starts here
+ * (rootTracer: a request's server span, a delivery attempt). Every other span follows its parent and
+ * is never made without one; and an unsampled request runs with no span active, so the
+ * instrumentations skip its statements instead of building spans nobody records.
  */
 export function startTracing(config: TracingConfig, exporter?: SpanExporter): void {
-  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url);
-  provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': config.serviceName, 'service.version': VERSION }),
-    sampler: samplerOf(config),
-    spanProcessors: [exporter ? new SimpleSpanProcessor({ exporter }) : new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })],
-  });
-  trace.setGlobalTracerProvider(provider);
+  // Only the instrumented packages go through the hook: every module it wraps pays for it on each
+  // access to its exports.
+  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, { data: { include: INSTRUMENTED } });
+  const resource = resourceFromAttributes({ 'service.name': config.serviceName, 'service.version': VERSION });
+  const spanProcessors = [exporter ? new SimpleSpanProcessor({ exporter }) : new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })];
+  const roots = new TracerProvider({ resource, sampler: samplerOf(config), spanProcessors });
+  const followers = new TracerProvider({ resource, sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }), spanProcessors });
+  providers = [roots, followers];
+  trace.setGlobalTracerProvider(followers);
+  setRootTracer(roots.getTracer(TRACER_NAME));
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   // Only statements and commands made for something traced: no root spans for background polling.
+  // Taking a pooled connection is no span of its own.
   registerInstrumentations({
-    instrumentations: [new PgInstrumentation({ requireParentSpan: true }), new IORedisInstrumentation({ requireParentSpan: true })],
+    instrumentations: [
+      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
+      new IORedisInstrumentation({ requireParentSpan: true }),
+    ],
   });
 }
 
 /** Sends the spans still buffered, then stops: the last thing a stopping process does. */
 export async function stopTracing(): Promise<void> {
-  await provider?.shutdown();
-  provider = undefined;
+  // Both share the span processor: shutting it down once sends what is buffered.
+  await Promise.all(providers.map((provider) => provider.shutdown()));
+  providers = [];
 }

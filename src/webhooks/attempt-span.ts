@@ -3,12 +3,12 @@
 // and carried to the receiver in `traceparent` so that a traced receiver continues it. Tracing off,
 // these are the OpenTelemetry API's no-ops.
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace, type Span } from '@opentelemetry/api';
-import { TRACER_NAME, linkTo } from '../telemetry/trace-context.ts';
+import { linkTo, rootTracer } from '../telemetry/trace-context.ts';
 import type { ClaimedDelivery } from './deliveries.ts';
 import type { AttemptResult } from './sender.ts';
 
 export function startAttemptSpan(claim: ClaimedDelivery): Span {
-  return trace.getTracer(TRACER_NAME).startSpan(`webhook ${claim.type}`, {
+  return rootTracer().startSpan(`webhook ${claim.type}`, {
     kind: SpanKind.CLIENT,
     root: true,
     links: linkTo(claim.traceparent),

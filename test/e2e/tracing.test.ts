@@ -124,7 +124,7 @@ describe('a REST request', () => {
 });
 
 describe.skipIf(SKIP_REDIS)('the service as a process', () => {
-  it('exports its spans over OTLP to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, Redis and PostgreSQL included', async () => {
+  it('exports sampled traces over OTLP to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, Redis and PostgreSQL included, and nothing of unsampled ones', async () => {
     // A collector that keeps the spans it is sent (OTLP over HTTP, JSON).
     const received: { name: string; traceId: string; scope: string }[] = [];
     const collector = http.createServer((req, res) => {
@@ -147,6 +147,9 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
         OTEL_SERVICE_NAME: 'portico-process',
+        // No trace starts here; a caller's sampled trace is still followed.
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0',
         REDIS_URL: redis.url,
       },
     });
@@ -156,9 +159,13 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
         headers: { 'x-api-key': server.apiKey, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
       });
       expect(response.status).toBe(200);
+      // Unsampled: no span at all, not even of its statements or of its GraphQL operation.
+      for (let i = 0; i < 5; i++)
+        expect((await fetch(`${service.url}/users?limit=1`, { headers: { 'x-api-key': server.apiKey } })).status).toBe(200);
       // A clean stop sends the spans still batched.
       service.stop();
       await service.exited;
+      expect(received.filter((span) => span.traceId !== traceId)).toEqual([]);
       const trace = received.filter((span) => span.traceId === traceId);
       const names = trace.map((span) => span.name);
       expect(names).toContain('GET /users');
