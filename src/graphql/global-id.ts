@@ -10,6 +10,9 @@ const NODE_TYPES: ReadonlyMap<string, string> = new Map([
   [ID_PREFIXES.order, 'Order'],
 ]);
 
+/** The names of the types that implement Node. */
+export const NODE_TYPE_NAMES: readonly string[] = [...NODE_TYPES.values()];
+
 const KNOWN = [...NODE_TYPES].map(([prefix, type]) => `${prefix}_… (${type})`).join(' or ');
 
 export function encodeGlobalID(_typename: string, id: bigint | number | string): string {
