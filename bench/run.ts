@@ -12,6 +12,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,7 +77,8 @@ interface Server {
 /** Starts a server pinned to the servers' core; resolves once it prints "listening" or answers /ready. */
 async function startServer(name: ServerName, command: string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<Server> {
   const port = await freePort();
-  const [file, args] = pinned(SERVER_CORE, process.execPath, [...command, ...(name === 'Portico' ? [] : [String(port), String(POOL)])]);
+  const portico = name.startsWith('Portico');
+  const [file, args] = pinned(SERVER_CORE, process.execPath, [...command, ...(portico ? [] : [String(port), String(POOL)])]);
   const child = spawn(file, args, { cwd, env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));
@@ -94,7 +96,7 @@ async function startServer(name: ServerName, command: string[], env: NodeJS.Proc
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   };
-  await Promise.race([name === 'Portico' ? ready() : listening, exited]);
+  await Promise.race([portico ? ready() : listening, exited]);
   return { name, url, child };
 }
 
@@ -319,6 +321,19 @@ async function profile(server: Server, variant: Variant, admin: pg.Client): Prom
   await measure(admin, server, variant, REQUESTS * 3);
 }
 
+/**
+ * An OpenTelemetry collector that takes every export and keeps nothing: what tracing costs the
+ * service is measured, not what a collector does with the spans. It runs on the load generator's core.
+ */
+async function startDiscardingCollector(): Promise<{ url: string; close(): void }> {
+  const collector = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+  });
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${boundAddress(collector).port}`, close: () => collector.close() };
+}
+
 // ——— the run ———
 
 if (CAN_PIN) pin(process.pid, LOAD_CORE);
@@ -328,6 +343,7 @@ const database = await startEmbeddedPostgres(dataDir, createLogger('warn'), { sh
 // Backends are forked by the postmaster, so they inherit its core.
 pin(database.pid, SERVER_CORE);
 const servers: Server[] = [];
+let collector: { url: string; close(): void } | undefined;
 const admin = new pg.Client({ connectionString: database.url() });
 try {
   if (!flags.profile) for (const folder of ['postgraphile5', 'postgraphile4']) installReference(folder);
@@ -405,6 +421,17 @@ try {
     if (wanted('PostGraphile 4'))
       servers.push(await startServer('PostGraphile 4', ['server.js', database.url()], env, path.join(references, 'postgraphile4')));
     if (wanted('raw pg')) servers.push(await startServer('raw pg', [path.join(BENCH_DIR, 'raw-pg-server.ts'), database.url()], env));
+    if (wanted('Portico traced')) {
+      collector = await startDiscardingCollector();
+      servers.push(
+        await startServer('Portico traced', ['src/main.ts', 'api'], {
+          ...env,
+          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: '0.1',
+        }),
+      );
+    }
     const serverOf = (name: ServerName) => servers.find((s) => s.name === name)!;
     const idleRss = Object.fromEntries(servers.map((s) => [s.name, rssMb(s.child.pid!)]));
 
@@ -487,6 +514,7 @@ try {
 } finally {
   await admin.end().catch(() => undefined);
   for (const server of servers) await stopServer(server);
+  collector?.close();
   await database.stop();
   await fs.rm(dataDir, { recursive: true, force: true });
 }

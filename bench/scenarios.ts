@@ -5,7 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { newId } from '../src/db/ids.ts';
 import type { HttpRequest } from './load.ts';
 
-export type ServerName = 'Portico' | 'PostGraphile 5' | 'PostGraphile 4' | 'raw pg';
+export type ServerName = 'Portico' | 'Portico traced' | 'PostGraphile 5' | 'PostGraphile 4' | 'raw pg';
+
+/** The same request to Portico with tracing on (10% of traces sampled, sent to a collector): its cost, side by side. */
+const traced = (request: (i: number) => HttpRequest): Variant => ({ label: 'Portico, tracing 10%', server: 'Portico traced', request });
 
 export interface Inputs {
   apiKey: string;
@@ -65,6 +68,7 @@ export function scenarios({ apiKey, userIds }: Inputs): Scenario[] {
           server: 'Portico',
           request: portico('{ users(first: 20) { edges { cursor node { id name email } } pageInfo { hasNextPage endCursor } } }'),
         },
+        traced(portico('{ users(first: 20) { edges { cursor node { id name email } } pageInfo { hasNextPage endCursor } } }')),
         ...(['PostGraphile 5', 'PostGraphile 4'] as const).map((server) => ({
           label: server,
           server,
@@ -119,6 +123,7 @@ export function scenarios({ apiKey, userIds }: Inputs): Scenario[] {
       name: '`createOrder`',
       variants: [
         { label: 'Portico', server: 'Portico', request: createOrder },
+        traced(createOrder),
         {
           label: 'Portico with `Idempotency-Key`',
           server: 'Portico',
