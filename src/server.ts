@@ -23,7 +23,8 @@ import type { WebhookSettings } from './services/webhook-endpoints.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
 import { logLevelOf, maskError, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
-import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
+import { fromLibrary, type ServerContext } from './plugins/server-context.ts';
+import { useGraphQLTracing } from './plugins/tracing.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
@@ -68,8 +69,6 @@ export interface AppDependencies {
   rateLimits: FailOpenCounter;
   webhooks: WebhookSettings;
   metrics: Metrics;
-  /** GraphQL's spans when tracing is on (plugins/tracing.ts), else none. */
-  graphqlTracing: ServerPlugin[];
 }
 
 export interface App {
@@ -90,8 +89,7 @@ export const GRAPHIQL_HEADERS = '{\n  "x-api-key": "paste-your-api-key-here"\n}'
 const READINESS_CHECK_MS = 1500;
 
 export function createApp(dependencies: AppDependencies): App {
-  const { config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits, webhooks, metrics, graphqlTracing } =
-    dependencies;
+  const { config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits, webhooks, metrics } = dependencies;
   const metricsHere = metricsOnServicePort(config.metrics);
   // Tracing off: no span is started, no context is switched.
   const traced = config.tracing !== undefined;
@@ -183,7 +181,7 @@ export function createApp(dependencies: AppDependencies): App {
         useIdempotency({ em: () => orm.em.fork(), ...config.idempotency, logger }),
         useUsageCounting(usage),
         useOperationLabels(),
-        ...graphqlTracing,
+        ...useGraphQLTracing(config.tracing),
         // GraphQL's phases (parse, validate, execute) timed by yoga's own plugin; requests by face are
         // counted in the HTTP shell below, which sees both faces. Operation names are the client's
         // choice, so they are no label.

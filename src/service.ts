@@ -22,7 +22,6 @@ import type { Logger } from './log.ts';
 import { DELIVERIES_CHANNEL, DeliveryWorker } from './webhooks/worker.ts';
 import { openRateLimitCounter } from './rate-limit/open.ts';
 import { Metrics } from './telemetry/metrics.ts';
-import { useGraphQLTracing } from './plugins/tracing.ts';
 import { startMetricsServer } from './telemetry/metrics-endpoint.ts';
 import { outboxFigures } from './webhooks/deliveries.ts';
 import { METRICS_PATH } from './paths.ts';
@@ -149,7 +148,6 @@ async function startApi(
     rateLimits,
     webhooks,
     metrics,
-    graphqlTracing: await useGraphQLTracing(config.tracing),
   });
   const stopApi = async () => {
     await usage.close();

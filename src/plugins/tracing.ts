@@ -1,17 +1,33 @@
-// GraphQL in traces, when tracing is on: a span for the operation (envelop's OpenTelemetry plugin,
-// without the document, variables or result: they may hold personal data) below the request's
-// server span, and below it a span per root field (TRACE_RESOLVERS=root), per field with a resolver
-// of its own (`all`), or none. A resolver runs inside its span, so the statements it sends are its
-// children. Arguments are not recorded, for the same reason as variables. The libraries load only
-// when tracing is on; tracing is per process, like the provider it reports to.
-import { SpanKind, SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
-import { assertSchema, isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+// GraphQL in traces, when tracing is on: a span for the operation below the request's server span,
+// and below it a span per root field (TRACE_RESOLVERS=root), per field with a resolver of its own
+// (`all`), or none. A resolver runs inside its span, so the statements it sends are its children.
+// Documents, variables, arguments and results are not recorded: they may hold personal data. An
+// unsampled request has no recording span active, and then nothing here does any work at all.
+import { SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
+import { assertSchema, getOperationAST, isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import type { TracingConfig } from '../config.ts';
 import { TRACER_NAME } from '../telemetry/trace-context.ts';
-import { fromLibrary, type ServerPlugin } from './server-context.ts';
+import { executionArgs, type ServerPlugin } from './server-context.ts';
 
 /** Fields whose resolver is already wrapped (a schema is prepared once per server, maybe more). */
 const traced = new WeakSet<object>();
+
+/** The operation span's context, by the execution's GraphQL context: where its resolvers' spans go. */
+const operationContexts = new WeakMap<object, Context>();
+
+/** The operation span's context of an execution, when it is being traced. */
+function operationContextOf(graphqlContext: unknown): Context | undefined {
+  return typeof graphqlContext === 'object' && graphqlContext !== null ? operationContexts.get(graphqlContext) : undefined;
+}
+
+/** The first error of a result, if it has any (one result: no @defer or @stream). */
+function firstError(result: unknown): string | undefined {
+  if (typeof result !== 'object' || result === null || !('errors' in result)) return undefined;
+  const errors: unknown = result.errors;
+  if (!Array.isArray(errors)) return undefined;
+  const error: unknown = errors[0];
+  return error instanceof Error ? error.message : error === undefined ? undefined : 'error';
+}
 
 function failed(span: Span, error: unknown): void {
   const message = error instanceof Error ? error.message : String(error);
@@ -19,8 +35,8 @@ function failed(span: Span, error: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message });
 }
 
-/** Wraps the resolvers `which` selects so that each call runs inside a span of its own, under `parentOf(context)`. */
-function traceResolvers(schema: GraphQLSchema, which: 'root' | 'all', parentOf: (graphqlContext: unknown) => Context): void {
+/** Wraps the resolvers `which` selects so that each call, in a recorded trace, runs inside a span of its own. */
+function traceResolvers(schema: GraphQLSchema, which: 'root' | 'all'): void {
   const tracer = trace.getTracer(TRACER_NAME);
   const roots = new Set<unknown>([schema.getQueryType(), schema.getMutationType()]);
   for (const type of Object.values(schema.getTypeMap())) {
@@ -31,8 +47,9 @@ function traceResolvers(schema: GraphQLSchema, which: 'root' | 'all', parentOf: 
       if (!resolve || traced.has(field)) continue;
       traced.add(field);
       const name = `${type.name}.${field.name}`;
-      field.resolve = (source, args, graphqlContext, info) => {
-        const parent = parentOf(graphqlContext);
+      field.resolve = (source, args, graphqlContext: unknown, info) => {
+        const parent = operationContextOf(graphqlContext);
+        if (!parent) return resolve(source, args, graphqlContext, info);
         const span = tracer.startSpan(name, { attributes: { 'graphql.field.name': field.name, 'graphql.field.type': type.name } }, parent);
         const settle = (result: unknown) => {
           if (result instanceof Error) failed(span, result);
@@ -58,24 +75,41 @@ function traceResolvers(schema: GraphQLSchema, which: 'root' | 'all', parentOf: 
 }
 
 /** The plugins for `config` (none when tracing is off). */
-export async function useGraphQLTracing(config: TracingConfig | undefined): Promise<ServerPlugin[]> {
+export function useGraphQLTracing(config: TracingConfig | undefined): ServerPlugin[] {
   if (!config) return [];
-  const { getCurrentOtelContext, useOpenTelemetry } = await import('@envelop/opentelemetry');
-  const operations = fromLibrary(
-    useOpenTelemetry(
-      { resolvers: false, document: false, variables: false, result: false },
-      trace.getTracerProvider(),
-      SpanKind.INTERNAL,
-      {},
-      TRACER_NAME,
-    ),
-  );
+  const tracer = trace.getTracer(TRACER_NAME);
+  const operations: ServerPlugin = {
+    onExecute({ args }) {
+      const parent = otelContext.active();
+      if (!trace.getSpan(parent)?.isRecording()) return;
+      const { document, operationName, contextValue } = executionArgs(args);
+      const operation = getOperationAST(document, operationName);
+      const type = operation?.operation ?? 'query';
+      const name = operation?.name?.value;
+      const span = tracer.startSpan(
+        name ? `${type} ${name}` : type,
+        {
+          attributes: { 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) },
+        },
+        parent,
+      );
+      const graphqlContext: unknown = contextValue;
+      if (typeof graphqlContext === 'object' && graphqlContext !== null) operationContexts.set(graphqlContext, trace.setSpan(parent, span));
+      return {
+        onExecuteDone({ result }: { result: unknown }) {
+          const error = firstError(result);
+          if (error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: error });
+          span.end();
+        },
+      };
+    },
+  };
   if (config.resolvers === 'none') return [operations];
   const which = config.resolvers;
   const resolvers: ServerPlugin = {
     onSchemaChange({ schema }) {
       // envelop types the schema `any`, to fit every graphql-js version.
-      traceResolvers(assertSchema(schema), which, getCurrentOtelContext);
+      traceResolvers(assertSchema(schema), which);
     },
   };
   return [operations, resolvers];

@@ -24,11 +24,14 @@ export function serveTraced(req: IncomingMessage, res: ServerResponse, request: 
     },
     parent,
   );
-  // Unsampled, the request runs with no span of ours active: what it calls makes no spans at all. A
-  // caller's trace id still names the request in the logs.
-  const recording = span.isRecording();
-  const callerTrace = trace.getSpanContext(parent)?.traceId;
-  request.traceId = recording ? span.spanContext().traceId : callerTrace;
+  if (!span.isRecording()) {
+    // Unsampled: the request runs as if tracing were off, so what it calls makes no spans and costs
+    // nothing. A caller's trace id still names the request in the logs.
+    request.traceId = trace.getSpanContext(parent)?.traceId;
+    serve();
+    return;
+  }
+  request.traceId = span.spanContext().traceId;
   res.once('close', () => {
     const route = request.route ?? (request.face === 'graphql' ? GRAPHQL_PATH : undefined);
     if (route) {
@@ -39,5 +42,5 @@ export function serveTraced(req: IncomingMessage, res: ServerResponse, request: 
     if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
   });
-  context.with(recording ? trace.setSpan(parent, span) : parent, serve);
+  context.with(trace.setSpan(parent, span), serve);
 }

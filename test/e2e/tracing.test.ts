@@ -78,8 +78,8 @@ describe('a REST request', () => {
       'http.request.method': 'POST',
     });
 
-    const operation = childrenOf(spans, serverSpan).find((span) => span.attributes['graphql.execute.operationType'] !== undefined);
-    expect(operation?.attributes['graphql.execute.operationType']).toBe('mutation');
+    const operation = childrenOf(spans, serverSpan).find((span) => span.attributes['graphql.operation.type'] !== undefined);
+    expect(operation?.attributes['graphql.operation.type']).toBe('mutation');
     const [field] = childrenOf(spans, operation!);
     expect(field?.name).toBe('Mutation.createUser');
 

@@ -18,7 +18,6 @@ import { ApiKeyVerifier } from '../../src/services/api-key-verifier.ts';
 import { API_KEYS_CHANNEL, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
 import { listen } from '../../src/db/notifications.ts';
 import { Metrics } from '../../src/telemetry/metrics.ts';
-import { useGraphQLTracing } from '../../src/plugins/tracing.ts';
 import { outboxFigures } from '../../src/webhooks/deliveries.ts';
 import { auditLog, usedCredential } from './credentials.ts';
 import { createTestDatabase } from './database.ts';
@@ -155,7 +154,6 @@ export async function startTestServer(
     rateLimits,
     webhooks: webhookSettings(config.webhooks, TEST_WEBHOOK_SECRET_KEY),
     metrics,
-    graphqlTracing: await useGraphQLTracing(config.tracing),
   });
   const address = await app.listen(0, '127.0.0.1');
   const url = `http://127.0.0.1:${address.port}`;
