@@ -16,6 +16,7 @@ export const TRACE_SAMPLERS = [
   'traceidratio',
 ] as const;
 export const TRACE_RESOLVERS = ['root', 'all', 'none'] as const;
+export const TRACE_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 
 export interface TracingConfig {
   /** OTEL_SERVICE_NAME. */
@@ -23,6 +24,8 @@ export interface TracingConfig {
   /** OTEL_TRACES_SAMPLER and its ratio, OTEL_TRACES_SAMPLER_ARG (for the ratio samplers). */
   sampler: (typeof TRACE_SAMPLERS)[number];
   ratio: number;
+  /** OTEL_EXPORTER_OTLP_TRACES_PROTOCOL / OTEL_EXPORTER_OTLP_PROTOCOL: protobuf (the specification's default) or JSON over HTTP. */
+  protocol: (typeof TRACE_PROTOCOLS)[number];
   /** TRACE_RESOLVERS: a span per root field (default), per resolver of any field, or none. */
   resolvers: (typeof TRACE_RESOLVERS)[number];
 }
@@ -431,6 +434,10 @@ function tracingConfig(env: Env): TracingConfig | undefined {
   }
   return {
     serviceName: env.OTEL_SERVICE_NAME?.trim() || 'portico',
+    protocol:
+      oneOf(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', TRACE_PROTOCOLS) ??
+      oneOf(env, 'OTEL_EXPORTER_OTLP_PROTOCOL', TRACE_PROTOCOLS) ??
+      'http/protobuf',
     sampler,
     ratio,
     resolvers: oneOf(env, 'TRACE_RESOLVERS', TRACE_RESOLVERS) ?? 'root',

@@ -1,6 +1,6 @@
-// Entry point: `node src/main.ts [all|api|worker]`. When tracing is configured it is installed first:
-// its instrumentations see pg and ioredis only if those load after it, so the service itself
-// (service.ts) is imported only then.
+// Entry point: `node src/main.ts [all|api|worker]`. When tracing is configured it is installed first,
+// so that the service (service.ts) is traced from its first statement; when it is not, no
+// OpenTelemetry SDK is loaded at all.
 import { ConfigError, loadConfig, type TracingConfig } from './config.ts';
 
 let tracing: TracingConfig | undefined;

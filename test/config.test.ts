@@ -46,6 +46,10 @@ describe('configuration', () => {
     ],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'zipkin' }, /OTEL_TRACES_EXPORTER must be otlp or none/],
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', TRACE_RESOLVERS: 'some' }, /TRACE_RESOLVERS must be one of root, all, none/],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+      /OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json/,
+    ],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -65,6 +69,7 @@ describe('configuration', () => {
       serviceName: 'portico',
       sampler: 'parentbased_always_on',
       ratio: 1,
+      protocol: 'http/protobuf',
       resolvers: 'root',
     });
     expect(
@@ -74,8 +79,9 @@ describe('configuration', () => {
         OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
         OTEL_TRACES_SAMPLER_ARG: '0.1',
         TRACE_RESOLVERS: 'all',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       }).tracing,
-    ).toEqual({ serviceName: 'api-eu', sampler: 'parentbased_traceidratio', ratio: 0.1, resolvers: 'all' });
+    ).toEqual({ serviceName: 'api-eu', sampler: 'parentbased_traceidratio', ratio: 0.1, protocol: 'http/json', resolvers: 'all' });
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
   });

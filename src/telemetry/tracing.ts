@@ -1,16 +1,18 @@
 // OpenTelemetry traces, on only when an OTLP endpoint is configured (config.ts); the SDK is loaded
-// only then (what the rest of the service uses is trace-context.ts, on the API alone). Started by the
-// entry point before the rest of the service is imported: the PostgreSQL and Redis instrumentations patch
-// `pg` and `ioredis` as they load, through the import hook registered here, so a module that loaded
-// earlier would go untraced. Spans go to the collector in batches (OTLP over HTTP, the exporter reading
-// the standard OTEL_EXPORTER_OTLP_* variables); W3C `traceparent` is read from requests and written
-// into webhook deliveries.
-import { register } from 'node:module';
+// only then (what the rest of the service uses is trace-context.ts, on the API alone), by the entry
+// point before the service starts. The PostgreSQL and Redis instrumentations patch the installed
+// `pg`, `pg-pool` and `ioredis` classes. Spans go to the collector in batches over OTLP/HTTP
+// (protobuf, or JSON; the exporter reads the standard OTEL_EXPORTER_OTLP_* variables); W3C
+// `traceparent` is read from requests and written into webhook deliveries.
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { registerInstrumentations } from '@opentelemetry/instrumentation';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import type { InstrumentationModuleDefinition } from '@opentelemetry/instrumentation';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -47,8 +49,33 @@ function samplerOf(config: TracingConfig): Sampler {
   }
 }
 
-/** The packages the instrumentations below patch. */
-const INSTRUMENTED = ['pg', 'pg-pool', 'ioredis'];
+/**
+ * Applies each instrumentation's patches to the installed package itself: the classes' prototypes,
+ * which the service's imports share. No import hook (a hook wraps every module it sees, costs about
+ * 75 MB of memory and must be in place before the first import); `enabled: false` keeps the
+ * instrumentations from installing one.
+ */
+function instrumentInstalled(instrumentations: { getModuleDefinitions(): InstrumentationModuleDefinition[] }[]): void {
+  const require = createRequire(import.meta.url);
+  for (const instrumentation of instrumentations) {
+    for (const definition of instrumentation.getModuleDefinitions()) {
+      definition.patch?.(require(definition.name), packageVersion(require.resolve(definition.name), definition.name));
+    }
+  }
+}
+
+/** The version of the package `name` whose entry file is `entry` (not every package exports its package.json). */
+function packageVersion(entry: string, name: string): string | undefined {
+  for (let folder = path.dirname(entry); folder !== path.dirname(folder); folder = path.dirname(folder)) {
+    const file = path.join(folder, 'package.json');
+    if (!existsSync(file)) continue;
+    const manifest: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (typeof manifest === 'object' && manifest !== null && 'name' in manifest && manifest.name === name && 'version' in manifest) {
+      return String(manifest.version);
+    }
+  }
+  return undefined;
+}
 
 let providers: TracerProvider[] = [];
 
@@ -63,11 +90,12 @@ let providers: TracerProvider[] = [];
  * instrumentations skip its statements instead of building spans nobody records.
  */
 export function startTracing(config: TracingConfig, exporter?: SpanExporter): void {
-  // Only the instrumented packages go through the hook: every module it wraps pays for it on each
-  // access to its exports.
-  register('@opentelemetry/instrumentation/hook.mjs', import.meta.url, { data: { include: INSTRUMENTED } });
   const resource = resourceFromAttributes({ 'service.name': config.serviceName, 'service.version': VERSION });
-  const spanProcessors = [exporter ? new SimpleSpanProcessor({ exporter }) : new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })];
+  const spanProcessors = [
+    exporter
+      ? new SimpleSpanProcessor({ exporter })
+      : new BatchSpanProcessor({ exporter: config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter() }),
+  ];
   const roots = new TracerProvider({ resource, sampler: samplerOf(config), spanProcessors });
   const followers = new TracerProvider({ resource, sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }), spanProcessors });
   providers = [roots, followers];
@@ -77,12 +105,10 @@ export function startTracing(config: TracingConfig, exporter?: SpanExporter): vo
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   // Only statements and commands made for something traced: no root spans for background polling.
   // Taking a pooled connection is no span of its own.
-  registerInstrumentations({
-    instrumentations: [
-      new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
-      new IORedisInstrumentation({ requireParentSpan: true }),
-    ],
-  });
+  instrumentInstalled([
+    new PgInstrumentation({ enabled: false, requireParentSpan: true, ignoreConnectSpans: true }),
+    new IORedisInstrumentation({ enabled: false, requireParentSpan: true }),
+  ]);
 }
 
 /** Sends the spans still buffered, then stops: the last thing a stopping process does. */

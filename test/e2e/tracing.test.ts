@@ -16,7 +16,13 @@ import type { TracingConfig } from '../../src/config.ts';
 import { startTracing, stopTracing } from '../../src/telemetry/tracing.ts';
 
 const exporter = new InMemorySpanExporter();
-const TRACING: TracingConfig = { serviceName: 'portico-test', sampler: 'parentbased_always_on', ratio: 1, resolvers: 'root' };
+const TRACING: TracingConfig = {
+  serviceName: 'portico-test',
+  sampler: 'parentbased_always_on',
+  ratio: 1,
+  protocol: 'http/protobuf',
+  resolvers: 'root',
+};
 startTracing(TRACING, exporter);
 
 const { loadConfig } = await import('../../src/config.ts');
@@ -147,6 +153,8 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
         OTEL_SERVICE_NAME: 'portico-process',
+        // JSON, so that the collector here reads it without a protobuf decoder.
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         // No trace starts here; a caller's sampled trace is still followed.
         OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
         OTEL_TRACES_SAMPLER_ARG: '0',
