@@ -427,9 +427,9 @@ function tracingConfig(env: Env): TracingConfig | undefined {
   if (exporter === 'none') return undefined;
   if (exporter !== 'otlp') throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none (got "${env.OTEL_TRACES_EXPORTER}").`);
   const sampler = oneOf(env, 'OTEL_TRACES_SAMPLER', TRACE_SAMPLERS) ?? 'parentbased_always_on';
-  const rawRatio = env.OTEL_TRACES_SAMPLER_ARG?.trim();
-  const ratio = rawRatio ? Number(rawRatio) : 1;
-  if (!Number.isFinite(ratio) || ratio < 0 || ratio > 1 || (rawRatio !== undefined && rawRatio !== '' && !/^\d*\.?\d+$/.test(rawRatio))) {
+  const rawRatio = env.OTEL_TRACES_SAMPLER_ARG?.trim() || '1';
+  const ratio = Number(rawRatio);
+  if (!/^\d*\.?\d+$/.test(rawRatio) || ratio > 1) {
     throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a sampling ratio from 0 to 1, like 0.1 (got "${rawRatio}").`);
   }
   return {

@@ -1,14 +1,200 @@
-// Entry point: `node src/main.ts [all|api|worker]`. When tracing is configured it is installed first,
-// so that the service (service.ts) is traced from its first statement; when it is not, no
-// OpenTelemetry SDK is loaded at all.
-import { ConfigError, loadConfig, type TracingConfig } from './config.ts';
+// Entry point: `node src/main.ts [all|api|worker]`. Starts the API, the webhook delivery worker, or
+// both (the default) on the database, and shuts down cleanly on SIGINT/SIGTERM: stop accepting, drain
+// in-flight requests and deliveries, close the pool, stop embedded PostgreSQL, send the last spans.
+import { createApp } from './server.ts';
+import { armFailpoints } from './failpoints.ts';
+import { CursorCodec } from './pagination/cursor.ts';
+import { resolveSecret } from './secrets.ts';
+import { UsageRecorder } from './services/api-key-usage.ts';
+import { purgeExpiredIdempotencyKeys } from './services/idempotency.ts';
+import { purgeOldEvents } from './services/events.ts';
+import { startPurges } from './services/purges.ts';
+import { userTokenVerifier } from './services/user-tokens.ts';
+import { webhookSettings, type WebhookSettings } from './services/webhook-endpoints.ts';
+import { ApiKeyVerifier } from './services/api-key-verifier.ts';
+import { API_KEYS_CHANNEL, createFirstDevelopmentKey } from './services/api-keys.ts';
+import { listen } from './db/notifications.ts';
+import { sqlOf, type Sql } from './db/sql.ts';
+import type { Config } from './config.ts';
+import type { Database } from './db/database.ts';
+import type { Logger } from './log.ts';
+import { DELIVERIES_CHANNEL, DeliveryWorker } from './webhooks/worker.ts';
+import { openRateLimitCounter } from './rate-limit/open.ts';
+import { Metrics } from './telemetry/metrics.ts';
+import { startMetricsServer } from './telemetry/metrics-endpoint.ts';
+import { outboxFigures } from './webhooks/deliveries.ts';
+import { METRICS_PATH } from './paths.ts';
+import { exitWithStartupFailure, start } from './startup.ts';
 
-let tracing: TracingConfig | undefined;
-try {
-  tracing = loadConfig().tracing;
-} catch (error) {
-  // A bad setting is reported by the service's own start, with the usual words.
-  if (!(error instanceof ConfigError)) throw error;
+const ROLES = ['all', 'api', 'worker'] as const;
+const role = process.argv[2] ?? 'all';
+if (!(ROLES as readonly string[]).includes(role)) {
+  process.stderr.write(`portico: unknown role "${role}"; use one of: ${ROLES.join(', ')}.\n`);
+  process.exit(2);
 }
-if (tracing) (await import('./telemetry/tracing.ts')).startTracing(tracing);
-await import('./service.ts');
+
+let shuttingDown = false;
+let stop: () => Promise<void> = async () => undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (shuttingDown) {
+      process.stderr.write('portico: second signal, exiting at once.\n');
+      process.exit(130);
+    }
+    shuttingDown = true;
+    stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`portico: error while shutting down: ${String(error)}\n`);
+        process.exit(1);
+      },
+    );
+  });
+}
+
+try {
+  const { config, logger, db } = await start({
+    migrate: true,
+    service: true,
+    // Before the first connection: each connection binds its `query` when it opens (db/connections.ts),
+    // so one opened earlier would never be traced. The SDK is loaded only when tracing is configured.
+    beforeDatabase: async ({ tracing }) => {
+      if (tracing) (await import('./telemetry/tracing.ts')).startTracing(tracing);
+    },
+  });
+  armFailpoints(config.failpoints);
+  stop = () => db.close();
+  const sql = await sqlOf(db.orm);
+  const webhooks = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
+  // Stopped in reverse order of starting, then the database.
+  const parts: (() => Promise<void>)[] = [];
+  stop = async () => {
+    logger.info('shutting down');
+    for (const part of parts.reverse()) await part();
+    await db.close();
+    if (config.tracing) await (await import('./telemetry/tracing.ts')).stopTracing();
+    logger.info('stopped');
+    // Logs are written asynchronously; let the last lines out before the process exits.
+    await new Promise<void>((resolve) => logger.flush(() => resolve()));
+  };
+  const purges = startPurges(
+    [
+      { what: 'expired idempotency records', run: (em) => purgeExpiredIdempotencyKeys(em) },
+      { what: 'events past their retention', run: (em) => purgeOldEvents(em, config.webhooks.eventRetentionMs) },
+    ],
+    () => db.orm.em.fork(),
+    logger,
+  );
+  parts.push(() => purges.stop());
+  const metrics = new Metrics();
+  metrics.measure({
+    pool: await db.orm.driver.getConnection().getNativeClient(),
+    database: () => db.availability.stats,
+    outbox: () => outboxFigures(sql),
+  });
+  if (config.metrics.port !== undefined) {
+    const metricsServer = await startMetricsServer(metrics, { ...config.metrics, port: config.metrics.port }, config.host);
+    parts.push(() => metricsServer.close());
+    logger.info({ metricsPort: metricsServer.port }, `metrics on http://${config.host}:${metricsServer.port}${METRICS_PATH}`);
+  }
+  if (role !== 'worker') parts.push(await startApi(config, logger, db, sql, webhooks, metrics));
+  if (role !== 'api') {
+    const worker = new DeliveryWorker({
+      sql,
+      box: webhooks.box,
+      policy: webhooks.urlPolicy,
+      delivery: config.webhooks.delivery,
+      logger,
+      metrics,
+      listen: (onNotify) => listen(db.url, DELIVERIES_CHANNEL, onNotify, logger, { bounds: db.bounds }),
+    });
+    await worker.start();
+    parts.push(() => worker.stop());
+    logger.info({ concurrency: config.webhooks.delivery.concurrency }, 'webhook worker started');
+  }
+} catch (error) {
+  // A signal during the start stops what had started, and the start then fails for that reason: the
+  // stop the signal asked for is under way and exits cleanly; this is no failure to report.
+  if (!shuttingDown) {
+    await stop().catch(() => undefined);
+    exitWithStartupFailure(error);
+  }
+}
+
+/** The API: key verification, the HTTP server, and what they need; returns how to stop it. */
+async function startApi(
+  config: Config,
+  logger: Logger,
+  db: Database,
+  sql: Sql,
+  webhooks: WebhookSettings,
+  metrics: Metrics,
+): Promise<() => Promise<void>> {
+  const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
+  const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
+  const apiKeys = new ApiKeyVerifier(() => db.orm.em.fork(), pepper, { ttlMs: config.apiKeyCacheMs, maxEntries: 10_000 });
+  const firstKey = config.production ? undefined : await createFirstDevelopmentKey(db.orm.em.fork(), pepper);
+  await apiKeys.start();
+  // A key another instance (or the keys CLI) creates, rotates or revokes reaches this one at once.
+  const keyChanges = await listen(db.url, API_KEYS_CHANNEL, (payload) => apiKeys.keysChanged(payload), logger, { bounds: db.bounds });
+  const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
+  const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
+  const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
+  metrics.measure({ rateLimitStore: () => rateLimits.stats });
+  const app = createApp({
+    config,
+    logger,
+    orm: db.orm,
+    sql,
+    database: db.availability,
+    cursors,
+    apiKeys,
+    usage,
+    userTokens,
+    rateLimits,
+    webhooks,
+    metrics,
+  });
+  const stopApi = async () => {
+    await usage.close();
+    await rateLimits.close();
+    await keyChanges.close();
+    apiKeys.stop();
+  };
+  let address;
+  try {
+    address = await app.listen();
+  } catch (error) {
+    // Nothing is served: what was opened for serving closes quietly before the reason is told.
+    await stopApi();
+    throw error;
+  }
+  const shown = address.address === '0.0.0.0' || address.address === '::' ? 'localhost' : address.address;
+  logger.info({ port: address.port }, `listening on http://${shown}:${address.port}/graphql`);
+  if (firstKey) printFirstKey(firstKey.secret, `http://localhost:${address.port}`);
+  return async () => {
+    logger.info('draining requests');
+    await app.close();
+    await stopApi();
+  };
+}
+
+/**
+ * Shown once, on the terminal (stderr, not the JSON log on stdout): the key a fresh development
+ * install created for itself, with a first request to paste.
+ */
+function printFirstKey(secret: string, base: string): void {
+  process.stderr.write(`
+No API keys existed, so this development instance created one with every scope.
+It is shown only now; keep it (list and manage keys with \`npm run keys\`):
+
+  ${secret}
+
+Try it:
+
+  curl -s ${base}/users -H 'x-api-key: ${secret}'
+  curl -s ${base}/graphql -H 'x-api-key: ${secret}' -H 'content-type: application/json' \\
+    -d '{"query": "{ users(first: 5) { edges { node { id name } } } }"}'
+
+`);
+}

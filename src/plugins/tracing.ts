@@ -56,19 +56,18 @@ function traceResolvers(schema: GraphQLSchema, which: 'root' | 'all'): void {
           span.end();
           return result;
         };
-        try {
-          const result = otelContext.with(trace.setSpan(parent, span), () => resolve(source, args, graphqlContext, info));
-          if (!(result instanceof Promise)) return settle(result);
-          return result.then(settle, (error: unknown) => {
-            failed(span, error);
-            span.end();
-            throw error;
-          });
-        } catch (error) {
+        const fail = (error: unknown): never => {
           failed(span, error);
           span.end();
           throw error;
+        };
+        let result: unknown;
+        try {
+          result = otelContext.with(trace.setSpan(parent, span), () => resolve(source, args, graphqlContext, info));
+        } catch (error) {
+          return fail(error);
         }
+        return result instanceof Promise ? result.then(settle, fail) : settle(result);
       };
     }
   }

@@ -23,8 +23,8 @@ export interface OutboxFigures {
 }
 
 export interface MetricSources {
-  /** The database pool: connections open, idle, and requests waiting for one. */
-  pool?: () => { total: number; idle: number; waiting: number };
+  /** The database pool (node-postgres): connections open, idle, and requests waiting for one. */
+  pool?: { totalCount: number; idleCount: number; waitingCount: number };
   database?: () => { available: boolean; outages: number };
   rateLimitStore?: () => { degraded: boolean };
   outbox?: () => Promise<OutboxFigures>;
@@ -112,10 +112,10 @@ export class Metrics {
       labelNames: ['state'] as const,
       registers: [this.registry],
       collect() {
-        const pool = sources.pool?.();
+        const { pool } = sources;
         if (!pool) return;
-        this.set({ state: 'idle' }, pool.idle);
-        this.set({ state: 'in_use' }, pool.total - pool.idle);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'in_use' }, pool.totalCount - pool.idleCount);
       },
     });
     new Gauge({
@@ -123,8 +123,7 @@ export class Metrics {
       help: 'Requests waiting for a database connection.',
       registers: [this.registry],
       collect() {
-        const pool = sources.pool?.();
-        if (pool) this.set(pool.waiting);
+        if (sources.pool) this.set(sources.pool.waitingCount);
       },
     });
     new Gauge({

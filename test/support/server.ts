@@ -134,9 +134,8 @@ export async function startTestServer(
   const sql = await sqlOf(orm, (text) => statements.push(text));
   // As main.ts measures them.
   const metrics = new Metrics();
-  const pool = await orm.driver.getConnection().getNativeClient();
   metrics.measure({
-    pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    pool: await orm.driver.getConnection().getNativeClient(),
     database: () => availability.stats,
     rateLimitStore: () => rateLimits.stats,
     outbox: () => outboxFigures(sql),
