@@ -1,8 +1,8 @@
 // OpenTelemetry traces, on only when an OTLP endpoint is configured (config.ts); the SDK is loaded
-// only then (what the rest of the service uses is trace-context.ts, on the API alone), by the entry
-// point before the service starts. The PostgreSQL and Redis instrumentations patch the installed
-// `pg`, `pg-pool` and `ioredis` classes. Spans go to the collector in batches over OTLP/HTTP
-// (protobuf, or JSON; the exporter reads the standard OTEL_EXPORTER_OTLP_* variables); W3C
+// only then, by main.ts (what the rest of the service uses is trace-context.ts, on the API alone).
+// The PostgreSQL and Redis instrumentations patch the installed `pg`, `pg-pool` and `ioredis`
+// classes; main.ts starts tracing before the first connection, which binds its own `query`. Spans go to the collector in batches over
+// OTLP/HTTP (protobuf, or JSON; the exporter reads the standard OTEL_EXPORTER_OTLP_* variables); W3C
 // `traceparent` is read from requests and written into webhook deliveries.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -79,6 +79,9 @@ function packageVersion(entry: string, name: string): string | undefined {
 
 let providers: TracerProvider[] = [];
 
+/** The longest a stopping process waits for its last spans to reach the collector. */
+const FLUSH_ON_STOP_MS = 3000;
+
 /**
  * Installs tracing for this process: the providers, context across async calls, W3C propagation, and
  * the instrumentations of pg and ioredis. `exporter` replaces the OTLP exporter (tests keep spans in
@@ -113,7 +116,11 @@ export function startTracing(config: TracingConfig, exporter?: SpanExporter): vo
 
 /** Sends the spans still buffered, then stops: the last thing a stopping process does. */
 export async function stopTracing(): Promise<void> {
-  // Both share the span processor: shutting it down once sends what is buffered.
-  await Promise.all(providers.map((provider) => provider.shutdown()));
+  // Both share the span processor: shutting it down once sends what is buffered. A collector that
+  // does not answer delays the stop by FLUSH_ON_STOP_MS at most; those spans are lost.
+  const flushed = Promise.all(providers.map((provider) => provider.shutdown()));
   providers = [];
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_ON_STOP_MS)));
+  await Promise.race([flushed.catch(() => undefined), late]).finally(() => clearTimeout(timer));
 }

@@ -32,10 +32,38 @@ const { rest } = await import('../support/rest.ts');
 const { startTestServer } = await import('../support/server.ts');
 const { SKIP_REDIS, startTestRedis } = await import('../support/redis.ts');
 const { startServiceProcess } = await import('../support/service-process.ts');
+const { startTcpProxy } = await import('../support/tcp-proxy.ts');
 
 /** The part of an OTLP/HTTP JSON export request the collector below reads. */
 interface OtlpRequest {
   resourceSpans?: { scopeSpans?: { scope?: { name?: string }; spans?: { name: string; traceId: string }[] }[] }[];
+}
+
+/** A collector that keeps the spans it is sent (OTLP over HTTP, JSON). */
+async function startCollector(): Promise<{ port: number; received: { name: string; traceId: string; scope: string }[]; close(): void }> {
+  const received: { name: string; traceId: string; scope: string }[] = [];
+  const collector = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    req.on('end', () => {
+      const request = JSON.parse(body) as OtlpRequest;
+      for (const resource of request.resourceSpans ?? []) {
+        for (const scope of resource.scopeSpans ?? []) {
+          for (const span of scope.spans ?? []) received.push({ name: span.name, traceId: span.traceId, scope: scope.scope?.name ?? '' });
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (collector.address() as AddressInfo).port,
+    received,
+    close: () => {
+      collector.closeAllConnections();
+      collector.close();
+    },
+  };
 }
 const { eventually } = await import('../support/steady-load.ts');
 const { startTestWorker } = await import('../support/worker.ts');
@@ -131,27 +159,13 @@ describe('a REST request', () => {
 
 describe.skipIf(SKIP_REDIS)('the service as a process', () => {
   it('exports sampled traces over OTLP to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, Redis and PostgreSQL included, and nothing of unsampled ones', async () => {
-    // A collector that keeps the spans it is sent (OTLP over HTTP, JSON).
-    const received: { name: string; traceId: string; scope: string }[] = [];
-    const collector = http.createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-      req.on('end', () => {
-        const request = JSON.parse(body) as OtlpRequest;
-        for (const resource of request.resourceSpans ?? []) {
-          for (const scope of resource.scopeSpans ?? []) {
-            for (const span of scope.spans ?? []) received.push({ name: span.name, traceId: span.traceId, scope: scope.scope?.name ?? '' });
-          }
-        }
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
-    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const collector = await startCollector();
+    const { received } = collector;
     const redis = await startTestRedis();
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-'));
     const service = await startServiceProcess(server.databaseUrl, dataDir, '', {
       env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`,
         OTEL_SERVICE_NAME: 'portico-process',
         // JSON, so that the collector here reads it without a protobuf decoder.
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
@@ -192,6 +206,42 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
       await redis.stop();
       await fs.rm(dataDir, { recursive: true, force: true });
       collector.close();
+    }
+  });
+
+  it('keeps serving while the collector refuses or drops packets, exports again once it is back, and stops with it silent', async () => {
+    const collector = await startCollector();
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: collector.port });
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-'));
+    const start = () =>
+      startServiceProcess(server.databaseUrl, dataDir, '', {
+        env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${proxy.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+      });
+    const read = (base: string, traceId: string) =>
+      fetch(`${base}/users?limit=1`, { headers: { 'x-api-key': server.apiKey, traceparent: `00-${traceId}-${CALLER_SPAN}-01` } });
+    let service = await start();
+    try {
+      await proxy.set('refuse');
+      expect((await read(service.url, '1'.repeat(32))).status).toBe(200);
+      await proxy.set('pass');
+      const healed = '2'.repeat(32);
+      expect((await read(service.url, healed)).status).toBe(200);
+      service.stop();
+      expect(await service.exited).toBe(0);
+      expect(collector.received.some((span) => span.traceId === healed && span.name === 'GET /users')).toBe(true);
+
+      // Packets dropped: requests are still answered, and a stop gives up on the last spans rather than wait.
+      service = await start();
+      await proxy.set('blackhole');
+      expect((await read(service.url, '3'.repeat(32))).status).toBe(200);
+      service.stop();
+      expect(await service.exited).toBe(0);
+    } finally {
+      service.stop();
+      await service.exited;
+      await proxy.close();
+      collector.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
     }
   });
 });
