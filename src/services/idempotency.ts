@@ -10,6 +10,8 @@
 // transaction timeout when its machine does), and the retry then runs the write once.
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '../db/orm.ts';
+import { violatedConstraint } from '../db/failures.ts';
+import { execute, planned, runPlainText } from '../db/plain-text.ts';
 import { prepared, runPrepared } from '../db/prepared.ts';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, ValidationError } from '../errors.ts';
 
@@ -64,29 +66,33 @@ export interface IdempotencyScope {
 type Stored = RecordedOutcome & { fingerprint: string };
 type Row = { locked: boolean; stored: Stored | null };
 
-/** The live record of (API key, key), as one JSON value. */
+/** The live record of (API key, key), as one JSON value; the two are SQL expressions. */
 const STORED = (apiKeyId: string, key: string) =>
   `select json_build_object('fingerprint', fingerprint, 'status', status, 'headers', headers, 'body', body)
    from idempotency_keys where api_key_id = ${apiKeyId} and key = ${key} and expires_at > now()`;
 
-/** Claims a key: its lock, and its live record if there is one. */
-const CLAIM = prepared(
+/**
+ * Claims a key: its lock, and its live record if there is one. An expired record of the key goes
+ * once the lock is held, so that recording the outcome is a plain insert, which fails when another
+ * request's record is live. Planned, so that it travels in one message with the transaction's BEGIN.
+ */
+const CLAIM = planned(
   'idempotency_claim',
-  `select pg_try_advisory_xact_lock(hashtextextended($1, 0)) as locked, (${STORED('$2', '$3')}) as stored`,
+  ['text', 'text'],
+  `with claim as (select pg_try_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0)) as locked),
+     expired as (delete from idempotency_keys where api_key_id = $1 and key = $2 and expires_at <= now() and (select locked from claim))
+   select (select locked from claim) as locked, (${STORED('$1', '$2')}) as stored`,
 );
 
-/** Records an outcome, replacing an expired record of the same key but never a live one. */
-const RECORD = prepared(
+/** Records an outcome; planned, so that it travels in one message with the COMMIT after it. */
+const RECORD = planned(
   'idempotency_record',
+  ['text', 'text', 'text', 'smallint', 'jsonb', 'text', 'bigint'],
   `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
-   values ($1, $2, $3, $4, $5::jsonb, $6, now(), now() + $7 * interval '1 millisecond')
-   on conflict (api_key_id, key) do update set fingerprint = excluded.fingerprint, status = excluded.status,
-     headers = excluded.headers, body = excluded.body, created_at = excluded.created_at, expires_at = excluded.expires_at
-     where idempotency_keys.expires_at <= now()
-   returning true as inserted`,
+   values ($1, $2, $3, $4, $5, $6, now(), now() + $7 * interval '1 millisecond')`,
 );
 
-/** The live record of a key, after a conflict showed one exists. */
+/** The live record of a key, after its insert found one. */
 const FIND = prepared('idempotency_find', `select (${STORED('$1', '$2')}) as stored`);
 
 /** What a record answers a request with: its outcome, if the request is the one it recorded. */
@@ -137,7 +143,7 @@ export class IdempotentWrite {
   static async begin(em: EntityManager, scope: IdempotencyScope): Promise<{ replay: RecordedOutcome } | { write: IdempotentWrite }> {
     await em.begin();
     try {
-      const [row] = await runPrepared<Row>(em, CLAIM, [`${scope.apiKeyId}\n${scope.key}`, scope.apiKeyId, scope.key]);
+      const [row] = await runPlainText<Row>(em, execute(CLAIM, [scope.apiKeyId, scope.key]));
       if (!row?.locked) {
         throw new IdempotencyKeyInFlightError(
           'A request with this Idempotency-Key is still being processed; retry after it has been answered.',
@@ -159,8 +165,8 @@ export class IdempotentWrite {
    * nothing was done (a refusal).
    *
    * The claim's look-up ran in a snapshot taken before its lock was granted, so a request with the
-   * same key that committed in between went unseen; its record is found here, and this request's
-   * write is rolled back and answered with that record instead.
+   * same key that committed in between went unseen; its record makes this one's insert fail, and
+   * this request's write is rolled back and answered with that record instead.
    */
   async record(outcome: RecordedOutcome, ttlMs: number, wroteNothing: boolean): Promise<Recorded> {
     this.#open = false;
@@ -177,34 +183,25 @@ export class IdempotentWrite {
     }
   }
 
-  /** Inserts the record and ends the transaction: committed with it, or rolled back for another's. */
+  /** Inserts the record and commits with it, or rolls back for another's record. */
   async #settle(outcome: RecordedOutcome, ttlMs: number): Promise<Recorded> {
+    const { apiKeyId, key, fingerprint } = this.#scope;
+    const { status, headers, body } = outcome;
     try {
-      const recorded = await this.#insert(outcome, ttlMs);
-      await (recorded.committed ? this.em.commit() : rollBack(this.em));
-      return recorded;
+      // Changes still in the unit of work join the transaction before it ends in the statement below.
+      await this.em.flush();
+      await runPlainText(this.em, `${execute(RECORD, [apiKeyId, key, fingerprint, status, JSON.stringify(headers), body, ttlMs])}; commit`);
     } catch (error) {
       await rollBack(this.em);
-      throw error;
+      if (violatedConstraint(error) !== 'idempotency_keys_pkey') throw error;
+      const [row] = await runPrepared<{ stored: Stored | null }>(this.em, FIND, [apiKeyId, key]);
+      if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read', { cause: error });
+      return { committed: false, replay: replayOf(row.stored, this.#scope) };
     }
-  }
-
-  /** Inserts the record, unless a live one exists: then that one is the answer. */
-  async #insert(outcome: RecordedOutcome, ttlMs: number): Promise<Recorded> {
-    const { apiKeyId, key, fingerprint } = this.#scope;
-    const inserted = await runPrepared<{ inserted: boolean }>(this.em, RECORD, [
-      apiKeyId,
-      key,
-      fingerprint,
-      outcome.status,
-      JSON.stringify(outcome.headers),
-      outcome.body,
-      ttlMs,
-    ]);
-    if (inserted.length > 0) return { committed: true };
-    const [row] = await runPrepared<{ stored: Stored | null }>(this.em, FIND, [apiKeyId, key]);
-    if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read');
-    return { committed: false, replay: replayOf(row.stored, this.#scope) };
+    // The statement committed; this ends the unit of work's transaction too, with no round trip
+    // (db/transaction-edges.ts).
+    await this.em.commit();
+    return { committed: true };
   }
 
   /** Rolls the write back and frees the key: the outcome is not one to keep (a failure of ours). */

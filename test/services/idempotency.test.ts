@@ -1,0 +1,92 @@
+// The idempotency record against a real PostgreSQL, where timing over HTTP cannot reach: a record
+// that committed after the claim looked (its snapshot predates the lock) wins over this write.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openOrm, type MikroORM } from '../../src/db/orm.ts';
+import { IdempotencyKeyReusedError } from '../../src/errors.ts';
+import { createLogger } from '../../src/log.ts';
+import { createApiKey } from '../../src/services/api-keys.ts';
+import { IdempotentWrite, fingerprintOf, type IdempotencyScope } from '../../src/services/idempotency.ts';
+import { createTestDatabase } from '../support/database.ts';
+
+let orm: MikroORM;
+let drop: () => Promise<void>;
+let apiKeyId: string;
+
+beforeAll(async () => {
+  const database = await createTestDatabase();
+  drop = database.drop;
+  orm = await openOrm(database.url, { poolMax: 3, logger: createLogger('silent') });
+  const { key } = await createApiKey(orm.em.fork(), 'a-pepper-of-at-least-thirty-two-characters', 'test', {
+    name: 'idempotency',
+    scopes: ['orders:write'],
+  });
+  apiKeyId = key.id;
+  await orm.em.fork().execute(`create table markers (name text primary key)`);
+});
+afterAll(async () => {
+  await orm.close();
+  await drop();
+});
+
+const TTL_MS = 60_000;
+let sequence = 0;
+const scopeOf = (body: unknown): IdempotencyScope => ({ apiKeyId, key: `race-${++sequence}`, fingerprint: fingerprintOf([body]) });
+
+async function claim(scope: IdempotencyScope): Promise<IdempotentWrite> {
+  const claimed = await IdempotentWrite.begin(orm.em.fork(), scope);
+  if (!('write' in claimed)) throw new Error('the key was not free');
+  return claimed.write;
+}
+
+/** A row the write makes in its transaction, to see whether it was kept. */
+async function writeMarker(write: IdempotentWrite, name: string): Promise<void> {
+  await write.em.execute(`insert into markers values (?)`, [name]);
+}
+
+async function markers(): Promise<string[]> {
+  const rows = await orm.em.fork().execute<{ name: string }[]>(`select name from markers order by name`);
+  return rows.map((row) => row.name);
+}
+
+/** Commits a record of `scope` the way another request would have, without its lock. */
+async function recordElsewhere(scope: IdempotencyScope, body: string): Promise<void> {
+  await orm.em.fork().execute(
+    `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
+       values (?, ?, ?, 201, '{"content-type":"application/json"}', ?, now(), now() + interval '1 hour')`,
+    [scope.apiKeyId, scope.key, scope.fingerprint, body],
+  );
+}
+
+describe('recording an outcome', () => {
+  it('commits the write with its record, and a second claim replays it', async () => {
+    const scope = scopeOf({ total: 1 });
+    const write = await claim(scope);
+    await writeMarker(write, scope.key);
+    const outcome = { status: 201, headers: { 'content-type': 'application/json' }, body: `{"it's":"mine"}` };
+    expect(await write.record(outcome, TTL_MS, false)).toEqual({ committed: true });
+    expect(await markers()).toContain(scope.key);
+    expect(await IdempotentWrite.begin(orm.em.fork(), scope)).toEqual({ replay: outcome });
+  });
+
+  it('answers with a record committed after the claim looked, and rolls its own write back', async () => {
+    const scope = scopeOf({ total: 2 });
+    const write = await claim(scope);
+    await writeMarker(write, scope.key);
+    await recordElsewhere(scope, '{"first":true}');
+    const recorded = await write.record({ status: 201, headers: {}, body: '{"second":true}' }, TTL_MS, false);
+    expect(recorded).toEqual({
+      committed: false,
+      replay: { status: 201, headers: { 'content-type': 'application/json' }, body: '{"first":true}' },
+    });
+    expect(await markers()).not.toContain(scope.key);
+  });
+
+  it('refuses when the record committed after the claim was for a different request', async () => {
+    const scope = scopeOf({ total: 3 });
+    const write = await claim(scope);
+    await writeMarker(write, scope.key);
+    await recordElsewhere({ ...scope, fingerprint: fingerprintOf(['another request']) }, '{}');
+    await expect(write.record({ status: 201, headers: {}, body: '{}' }, TTL_MS, false)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    expect(await markers()).not.toContain(scope.key);
+  });
+});
