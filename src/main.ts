@@ -25,6 +25,7 @@ import { startMetricsServer } from './telemetry/metrics-endpoint.ts';
 import { outboxFigures } from './webhooks/deliveries.ts';
 import { METRICS_PATH } from './paths.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
+import { collectStartupGarbage } from './startup-garbage.ts';
 
 const ROLES = ['all', 'api', 'worker'] as const;
 const role = process.argv[2] ?? 'all';
@@ -112,6 +113,7 @@ try {
     parts.push(() => worker.stop());
     logger.info({ concurrency: config.webhooks.delivery.concurrency }, 'webhook worker started');
   }
+  await collectStartupGarbage();
 } catch (error) {
   // A signal during the start stops what had started, and the start then fails for that reason: the
   // stop the signal asked for is under way and exits cleanly; this is no failure to report.
