@@ -1,8 +1,8 @@
 // `npm run bench`: Portico side by side with PostGraphile 5 and 4 and a raw node-postgres baseline, on
 // one throw-away embedded PostgreSQL with the same data, in interleaved rounds; then what strangers'
 // random keys cost. Rewrites bench/report.md. `npm run bench -- --profile [scenario]` instead writes
-// a CPU profile of Portico serving one scenario (the nested query by default) to bench/profile/ and
-// prints where the time goes, by package.
+// a CPU profile of Portico serving one scenario or variant (the nested query by default; `tracing`
+// profiles the traced server) to bench/profile/ and prints where the time goes, by package.
 //
 // Sizes: BENCH_USERS (10000, with 10 orders each), BENCH_REQUESTS per run (2000), BENCH_CONCURRENCY
 // (50), BENCH_ROUNDS (5); BENCH_SCENARIOS (a part of a scenario's name) and BENCH_SERVERS (a comma-separated
@@ -334,6 +334,16 @@ async function startDiscardingCollector(): Promise<{ url: string; close(): void 
   return { url: `http://127.0.0.1:${boundAddress(collector).port}`, close: () => collector.close() };
 }
 
+/** Portico's environment with tracing on: one request in ten sampled, exported to `collectorUrl`. */
+function tracedEnv(env: NodeJS.ProcessEnv, collectorUrl: string): NodeJS.ProcessEnv {
+  return {
+    ...env,
+    OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl,
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0.1',
+  };
+}
+
 // ——— the run ———
 
 if (CAN_PIN) pin(process.pid, LOAD_CORE);
@@ -383,8 +393,6 @@ try {
   const userIds = (await admin.query<{ id: string }>('select id from users order by random() limit 2000')).rows.map((row) => row.id);
 
   const profileDir = path.join(BENCH_DIR, 'profile');
-  const porticoArgs = flags.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'src/main.ts', 'api'] : ['src/main.ts', 'api'];
-  servers.push(await startServer('Portico', porticoArgs, env));
   const wantedServers = process.env.BENCH_SERVERS?.split(',').map((name) => name.trim());
   const all = scenarios({ apiKey, userIds })
     .filter((scenario) => !process.env.BENCH_SCENARIOS || scenario.name.includes(process.env.BENCH_SCENARIOS))
@@ -393,12 +401,17 @@ try {
   if (flags.profile) {
     // The scenario or Portico variant whose name holds the text; the nested query by default.
     const wanted = profileOnly ?? 'orders(limit: 5)';
-    const porticos = all.flatMap((s) => s.variants.filter((v) => v.server === 'Portico').map((variant) => ({ scenario: s, variant })));
+    const porticos = all.flatMap((s) =>
+      s.variants.filter((v) => v.server.startsWith('Portico')).map((variant) => ({ scenario: s, variant })),
+    );
     const chosen =
       porticos.find(({ variant }) => variant.label.includes(wanted) && variant.label !== 'Portico') ??
       porticos.find(({ scenario }) => scenario.name.includes(wanted)) ??
       porticos[0]!;
     await fs.rm(profileDir, { recursive: true, force: true });
+    const profiled = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'src/main.ts', 'api'];
+    if (chosen.variant.server === 'Portico traced') collector = await startDiscardingCollector();
+    servers.push(await startServer(chosen.variant.server, profiled, collector ? tracedEnv(env, collector.url) : env));
     process.stderr.write(`profiling ${chosen.variant.label} serving ${chosen.scenario.name} …\n`);
     await profile(servers[0]!, chosen.variant, admin);
     await stopServer(servers[0], 'SIGINT');
@@ -414,6 +427,7 @@ try {
       ].join('\n'),
     );
   } else {
+    servers.push(await startServer('Portico', ['src/main.ts', 'api'], env));
     const wanted = (name: ServerName) => all.some((scenario) => scenario.variants.some((v) => v.server === name));
     const references = path.join(BENCH_DIR, 'references');
     if (wanted('PostGraphile 5'))
@@ -423,14 +437,7 @@ try {
     if (wanted('raw pg')) servers.push(await startServer('raw pg', [path.join(BENCH_DIR, 'raw-pg-server.ts'), database.url()], env));
     if (wanted('Portico traced')) {
       collector = await startDiscardingCollector();
-      servers.push(
-        await startServer('Portico traced', ['src/main.ts', 'api'], {
-          ...env,
-          OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-          OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-          OTEL_TRACES_SAMPLER_ARG: '0.1',
-        }),
-      );
+      servers.push(await startServer('Portico traced', ['src/main.ts', 'api'], tracedEnv(env, collector.url)));
     }
     const serverOf = (name: ServerName) => servers.find((s) => s.name === name)!;
     const idleRss = Object.fromEntries(servers.map((s) => [s.name, rssMb(s.child.pid!)]));
