@@ -1,7 +1,7 @@
 // A transaction's edges cost round trips of their own: BEGIN waits for its answer before the first
-// statement goes, and a COMMIT travels on its own after the last. On a server that shares its
-// machine with PostgreSQL, each round trip is two context switches, which is most of what a short
-// transaction costs. So, on every connection of the pool:
+// statement goes, and a COMMIT travels on its own after the last. Each round trip wakes both
+// processes once more, which in a short transaction costs more than its statements do. So, on every
+// connection of the pool:
 // - BEGIN (as Kysely, under MikroORM, sends it) is held back and goes in one message with the
 //   transaction's first statement when that statement is plain text (the simple query protocol runs
 //   `begin; <statement>` in order, and the transaction stays open after it); before a statement with
