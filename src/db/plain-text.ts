@@ -8,6 +8,7 @@
 import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import type { EntityManager } from './orm.ts';
+import { queryAfter, type Query } from './query-wrapping.ts';
 
 /** A statement PostgreSQL keeps planned per connection, run with `execute`. */
 export interface PlannedStatement {
@@ -56,7 +57,7 @@ export async function runPlainText<T>(em: EntityManager, text: string): Promise<
  */
 export function preparesPlannedStatements(pool: pg.Pool): void {
   pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => Promise<unknown>;
+    const query = client.query.bind(client) as Query;
     const prepared = new Set<string>();
     const prepare = async (statement: PlannedStatement) => {
       await query(statement.prepare, []);
@@ -73,7 +74,11 @@ export function preparesPlannedStatements(pool: pg.Pool): void {
             })
           : [];
       if (missing.length === 0) return query(...args);
-      return missing.reduce((before, statement) => before.then(() => prepare(statement)), Promise.resolve()).then(() => query(...args));
+      return queryAfter(
+        missing.reduce((before, statement) => before.then(() => prepare(statement)), Promise.resolve()),
+        query,
+        args,
+      );
     }) as typeof client.query;
   });
 }

@@ -10,8 +10,7 @@
 //   ROLLBACK its caller sends next is answered at once, as PostgreSQL would answer it with nothing
 //   but a warning. So is the end of a transaction whose BEGIN never went.
 import type pg from 'pg';
-
-type Query = (...args: unknown[]) => Promise<unknown>;
+import { queryAfter, type Query } from './query-wrapping.ts';
 
 /** What a statement answered locally reports, in the shape node-postgres gives. */
 function localResult(command: string): pg.QueryResult {
@@ -40,12 +39,14 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
   });
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as Query;
-    const send = (text: string, args: unknown[]) =>
-      ENDS_IN_COMMIT.test(text) ? query(...args).then((result) => (ended.add(client), result)) : query(...args);
+    // Plain text in the promise form (plainText), so the answer is a promise.
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- as said
+    const plain = (text: string) => query(text, []) as Promise<unknown>;
+    const send = (text: string) => (ENDS_IN_COMMIT.test(text) ? plain(text).then((result) => (ended.add(client), result)) : plain(text));
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through; only the promise form of plain text is changed
     client.query = ((...args: unknown[]) => {
       const text = plainText(args);
-      if (text === undefined) return held.delete(client) ? query('begin', []).then(() => query(...args)) : query(...args);
+      if (text === undefined) return held.delete(client) ? queryAfter(plain('begin'), query, args) : query(...args);
       const command = text.trim().toLowerCase();
       if (command === 'begin') {
         held.add(client);
@@ -55,9 +56,9 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
         if (held.delete(client) || ended.delete(client)) return Promise.resolve(localResult(command.toUpperCase()));
         return query(...args);
       }
-      if (!held.delete(client)) return send(text, args);
+      if (!held.delete(client)) return send(text);
       // The caller's text answers with what follows BEGIN's result.
-      return send(text, [`begin; ${text}`, []]).then((results) => {
+      return send(`begin; ${text}`).then((results) => {
         // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- several statements in one text answer with one result each
         const [, ...rest] = results as pg.QueryResult[];
         return rest.length === 1 ? rest[0] : rest;

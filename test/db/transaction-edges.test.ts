@@ -76,6 +76,20 @@ describe('transaction edges', () => {
     expect(await rows()).toEqual([]);
   });
 
+  it('sends BEGIN first before a statement in the callback form, which answers through its callback', async () => {
+    const messages = await transaction(async (client) => {
+      const rows = await new Promise<unknown[]>((resolve, reject) => {
+        client.query('insert into edges values (7) returning n', (error: Error | null, result: pg.QueryResult) =>
+          error ? reject(error) : resolve(result.rows),
+        );
+      });
+      expect(rows).toEqual([{ n: 7 }]);
+      await client.query('rollback', []);
+    });
+    expect(messages).toEqual(['begin', 'insert into edges values (7) returning n', 'rollback']);
+    expect(await rows()).toEqual([]);
+  });
+
   it('answers the COMMIT after a statement that committed without a message, and the write is kept', async () => {
     const messages = await transaction(async (client) => {
       const results = (await client.query('insert into edges values (3); commit', [])) as unknown as pg.QueryResult[];
