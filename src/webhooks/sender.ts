@@ -4,7 +4,7 @@
 // own name lookup, so the address checked is the address connected to (no DNS rebinding between the
 // two). Literal addresses in URLs are checked by the URL's form before anything is sent.
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { messageOf } from '../guards.ts';
 import { addressRefusal, checkUrlForm, type UrlPolicy } from './url-policy.ts';
 import { retryAfterMs } from './schedule.ts';
@@ -62,6 +62,65 @@ function errorKind(error: unknown): string {
   return typeof code === 'string' ? `${code}: ${messageOf(error)}` : messageOf(error);
 }
 
+/** What an attempt's response came to: its status, its Retry-After, and the first KiB of its body. */
+interface Response {
+  statusCode: number;
+  retryAfter: string | undefined;
+  kept: Buffer[];
+}
+
+/**
+ * One POST through the agent's own dispatch, bounded by `timeoutMs` from start to the body's end. A
+ * handler takes the status, Retry-After and the first KiB of the body as they come: no response
+ * stream, no abort signal, nothing else per attempt.
+ */
+function post(agent: Agent, url: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const response: Response = { statusCode: 0, retryAfter: undefined, kept: [] };
+    let controller: Dispatcher.DispatchController | undefined;
+    let settled = false;
+    let read = 0;
+    const finish = (error?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (error) reject(error);
+      else resolve(response);
+    };
+    const timer = setTimeout(() => {
+      const error = new DOMException(`no complete answer within ${timeoutMs} ms`, 'TimeoutError');
+      finish(error);
+      // A request still waiting for its connection is aborted as soon as it starts.
+      controller?.abort(error);
+    }, timeoutMs);
+    agent.dispatch(
+      { origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', headers, body },
+      {
+        onRequestStart(started) {
+          controller = started;
+          if (settled) started.abort(new DOMException('the attempt timed out before it started', 'TimeoutError'));
+        },
+        onResponseStart(_controller, statusCode, responseHeaders) {
+          response.statusCode = statusCode;
+          const retryAfter = responseHeaders['retry-after'];
+          response.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+        },
+        onResponseData(current, chunk) {
+          // Copied: a chunk may be a view of the connection's read buffer.
+          if (read < RESPONSE_BODY_KEPT) response.kept.push(Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - read)));
+          read += chunk.length;
+          if (read < RESPONSE_BODY_READ_MAX) return;
+          // Enough of it: the answer is what came so far, and the connection is not worth keeping.
+          finish();
+          current.abort(new Error('response body past the read limit'));
+        },
+        onResponseEnd: () => finish(),
+        onResponseError: (_controller, error) => finish(error),
+      },
+    );
+  });
+}
+
 export class WebhookSender {
   readonly #agent: Agent;
   readonly #policy: UrlPolicy;
@@ -95,23 +154,16 @@ export class WebhookSender {
       };
     }
     try {
-      const response = await request(form.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'Portico-Webhooks/1', ...headers },
+      const response = await post(
+        this.#agent,
+        form.url,
+        { 'content-type': 'application/json', 'user-agent': 'Portico-Webhooks/1', ...headers },
         body,
-        dispatcher: this.#agent,
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-      const kept: Buffer[] = [];
-      let read = 0;
-      for await (const chunk of response.body as AsyncIterable<Buffer>) {
-        if (read < RESPONSE_BODY_KEPT) kept.push(chunk.subarray(0, RESPONSE_BODY_KEPT - read));
-        read += chunk.length;
-        if (read >= RESPONSE_BODY_READ_MAX) break;
-      }
-      const statusCode = response.statusCode;
+        this.#timeoutMs,
+      );
+      const { statusCode, kept } = response;
       const ok = statusCode >= 200 && statusCode < 300;
-      const retryAfter = statusCode === 429 || statusCode === 503 ? retryAfterMs(String(response.headers['retry-after'] ?? '')) : undefined;
+      const retryAfter = statusCode === 429 || statusCode === 503 ? retryAfterMs(response.retryAfter ?? '') : undefined;
       return {
         ok,
         statusCode,

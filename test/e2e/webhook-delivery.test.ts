@@ -255,6 +255,12 @@ describe('what a receiver can do wrong', () => {
     expect(receiver.received.some((r) => r.path === '/elsewhere')).toBe(false);
   });
 
+  it('a response body past the read limit: its first KiB is recorded, and the next attempt delivers', async () => {
+    const { delivery } = await firstAnswered({ status: 500, body: `${'a'.repeat(1024)}${'b'.repeat(200_000)}` });
+    expect(delivery.attempts[0]).toMatchObject({ statusCode: 500, responseBody: 'a'.repeat(1024) });
+    expect(delivery.attempts.map((a) => a.number)).toEqual([1, 2]);
+  });
+
   it('a response body with NUL bytes is recorded without them', async () => {
     const { delivery } = await firstAnswered({ status: 500, body: 'bad\u0000news' });
     expect(delivery.attempts[0]).toMatchObject({ statusCode: 500, responseBody: 'badnews' });
