@@ -15,14 +15,14 @@ import { claimDeliveries, disableGoneEndpoint, settleDeliveries, type ClaimedDel
 import { nextWaitMs } from './schedule.ts';
 import type { SecretBox } from './secret-box.ts';
 import { WebhookSender, type AttemptResult } from './sender.ts';
-import { SIGNATURE_HEADER, signedHeaders } from './signing.ts';
+import { SIGNATURE_HEADER, signedHeaders, signingKey, type SigningKey } from './signing.ts';
 import type { UrlPolicy } from './url-policy.ts';
 
 /** The channel a transaction that queued deliveries notifies on commit (a trigger on webhook_deliveries). */
 export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 /** Deliveries claimed per statement, at most. */
 const CLAIM_BATCH = 100;
-/** Decrypted secrets kept, by their sealed form. */
+/** Decrypted secrets kept, ready to sign with, by their sealed form. */
 const SECRET_CACHE_MAX = 10_000;
 
 export interface WorkerDependencies {
@@ -49,7 +49,7 @@ export function leaseMs(timeoutMs: number): number {
 export class DeliveryWorker {
   readonly #deps: WorkerDependencies;
   readonly #sender: WebhookSender;
-  readonly #secrets = new Map<string, string>();
+  readonly #secrets = new Map<string, SigningKey>();
   #listener: Listener | undefined;
   #loop: Promise<void> | undefined;
   #stopped = false;
@@ -136,24 +136,24 @@ export class DeliveryWorker {
     }
   }
 
-  #secret(sealed: string, endpointId: string): string {
-    let secret = this.#secrets.get(sealed);
-    if (secret === undefined) {
+  #signingKey(sealed: string, endpointId: string): SigningKey {
+    let key = this.#secrets.get(sealed);
+    if (key === undefined) {
       if (this.#secrets.size >= SECRET_CACHE_MAX) this.#secrets.clear();
-      secret = this.#deps.box.open(sealed, endpointId);
-      this.#secrets.set(sealed, secret);
+      key = signingKey(this.#deps.box.open(sealed, endpointId));
+      this.#secrets.set(sealed, key);
     }
-    return secret;
+    return key;
   }
 
   /** Sends one attempt, signed; what came back, and the signature header sent. */
   async #send(claim: ClaimedDelivery, startedAt: Date, span: Span): Promise<{ result: AttemptResult; signature: string }> {
     try {
       const body = deliveryBody(claim);
-      const secrets = [claim.secret, ...(claim.previousSecret ? [claim.previousSecret] : [])].map((sealed) =>
-        this.#secret(sealed, claim.endpointId),
+      const keys = [claim.secret, ...(claim.previousSecret ? [claim.previousSecret] : [])].map((sealed) =>
+        this.#signingKey(sealed, claim.endpointId),
       );
-      const signed = signedHeaders(secrets, claim.eventId, body, Math.floor(startedAt.getTime() / 1000));
+      const signed = signedHeaders(keys, claim.eventId, body, Math.floor(startedAt.getTime() / 1000));
       const headers = {
         ...signed,
         'x-portico-event-id': claim.eventId,
