@@ -1,34 +1,22 @@
 // Planned statements against a real PostgreSQL: values written as literals arrive exactly as sent,
 // whatever they hold, and each connection prepares a statement once, only after a PREPARE that took.
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execute, literal, planned, preparesPlannedStatements } from '../../src/db/plain-text.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { wirePool, type WirePool } from '../support/wire-pool.ts';
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let wire: WirePool;
 let pool: pg.Pool;
-/** The texts that went to PostgreSQL. */
-const sent: string[] = [];
+let sent: string[];
 
 const ECHO = planned('test_echo_planned', ['text', 'bigint'], 'select $1 as text, $2 as number');
 const LATER = planned('test_later_planned', ['int'], 'select n from later where n = $1');
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  pool = new pg.Pool({ connectionString: database.url, max: 1 });
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    client.query = ((...args: unknown[]) => {
-      if (typeof args[0] === 'string') sent.push(args[0]);
-      return query(...args);
-    }) as typeof client.query;
-  });
-  preparesPlannedStatements(pool);
+  wire = await wirePool(preparesPlannedStatements);
+  ({ pool, sent } = wire);
 });
-afterAll(async () => {
-  await pool.end();
-  await database.drop();
-});
+afterAll(() => wire.close());
 
 describe('planned statements', () => {
   it('carries any text as a literal, exactly', async () => {

@@ -4,35 +4,18 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { foldsTransactionEdges } from '../../src/db/transaction-edges.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { wirePool, type WirePool } from '../support/wire-pool.ts';
 
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
+let wire: WirePool;
 let pool: pg.Pool;
-/** The texts that went to PostgreSQL, one per message. */
-const sent: string[] = [];
+let sent: string[];
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  // One connection, so that a test sees what the previous borrower left on it.
-  pool = new pg.Pool({ connectionString: database.url, max: 1 });
-  // Registered first, so it wraps nearest the wire.
-  pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-    client.query = ((...args: unknown[]) => {
-      const [text] = args;
-      sent.push(typeof text === 'string' ? text : String((text as { text?: string }).text));
-      return query(...args);
-    }) as typeof client.query;
-  });
-  foldsTransactionEdges(pool);
-  const client = await pool.connect();
-  await client.query('create table edges (n int primary key)');
-  client.release();
+  wire = await wirePool(foldsTransactionEdges);
+  ({ pool, sent } = wire);
+  await pool.query('create table edges (n int primary key)');
 });
-afterAll(async () => {
-  await pool.end();
-  await database.drop();
-});
+afterAll(() => wire.close());
 afterEach(async () => {
   await pool.query('truncate edges');
   sent.length = 0;
