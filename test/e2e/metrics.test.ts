@@ -8,35 +8,24 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import parsePrometheus, { type MetricFamily, type Sample } from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
 import { usedCredential } from '../support/credentials.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
+import type { Receiver } from '../support/receiver.ts';
+import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.ts';
 import { rest } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
-import { startTestWorker, type TestWorker } from '../support/worker.ts';
 
 const TOKEN = usedCredential('metrics-token-for-tests-0123456789abcdef');
-const defaults = loadConfig({});
-
+let rig: DeliveryRig;
 let server: TestServer;
 let receiver: Receiver;
-let worker: TestWorker;
 
 beforeAll(async () => {
-  server = await startTestServer({
-    metrics: { port: undefined, token: TOKEN },
-    webhooks: { ...defaults.webhooks, allowedHosts: ['127.0.0.1'] },
-  });
-  receiver = await startReceiver();
-  worker = await startTestWorker(server, { retryScheduleMs: [0] });
+  rig = await startDeliveryRig({ metrics: { port: undefined, token: TOKEN } }, { retryScheduleMs: [0] });
+  ({ server, receiver } = rig);
 });
-afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await server?.close();
-});
+afterAll(() => rig?.close());
 
 async function scrape(base = server.url, token: string | undefined = TOKEN): Promise<MetricFamily[]> {
   const response = await fetch(`${base}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} });

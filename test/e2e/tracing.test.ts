@@ -25,11 +25,8 @@ const TRACING: TracingConfig = {
 };
 startTracing(TRACING, exporter);
 
-const { loadConfig } = await import('../../src/config.ts');
 const { usedCredential } = await import('../support/credentials.ts');
-const { startReceiver } = await import('../support/receiver.ts');
 const { rest } = await import('../support/rest.ts');
-const { startTestServer } = await import('../support/server.ts');
 const { SKIP_REDIS, startTestRedis } = await import('../support/redis.ts');
 const { startServiceProcess } = await import('../support/service-process.ts');
 const { startTcpProxy } = await import('../support/tcp-proxy.ts');
@@ -66,22 +63,18 @@ async function startCollector(): Promise<{ port: number; received: { name: strin
   };
 }
 const { eventually } = await import('../support/steady-load.ts');
-const { startTestWorker } = await import('../support/worker.ts');
+const { startDeliveryRig } = await import('../support/delivery-rig.ts');
 
-let server: Awaited<ReturnType<typeof startTestServer>>;
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
+let rig: Awaited<ReturnType<typeof startDeliveryRig>>;
+let server: typeof rig.server;
+let receiver: typeof rig.receiver;
 
 beforeAll(async () => {
-  const defaults = loadConfig({});
-  server = await startTestServer({ tracing: TRACING, webhooks: { ...defaults.webhooks, allowedHosts: ['127.0.0.1'] } });
-  receiver = await startReceiver();
-  worker = await startTestWorker(server);
+  rig = await startDeliveryRig({ tracing: TRACING });
+  ({ server, receiver } = rig);
 });
 afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await server?.close();
+  await rig?.close();
   await stopTracing();
 });
 

@@ -7,17 +7,17 @@ import path from 'node:path';
 import { verify as octokitVerify } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
 import { usedCredential } from '../support/credentials.ts';
 import { runs } from '../support/long-mode.ts';
 import { match } from '../support/match.ts';
 import { startReceiver, type Answer, type Receiver, type Received } from '../support/receiver.ts';
+import { localWebhooks, startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.ts';
 import { expectProblem, rest, type User } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
-import { TEST_DELIVERY, startTestWorker, type TestWorker } from '../support/worker.ts';
+import { TEST_DELIVERY, startTestWorker } from '../support/worker.ts';
 import { startTcpProxy, type Fault } from '../support/tcp-proxy.ts';
 
 interface Endpoint {
@@ -43,23 +43,15 @@ interface Delivery {
   attempts: Attempt[];
 }
 
-const defaults = loadConfig({});
-const serverOverrides = { webhooks: { ...defaults.webhooks, allowedHosts: ['127.0.0.1'] } };
-
+let rig: DeliveryRig;
 let server: TestServer;
 let receiver: Receiver;
-let worker: TestWorker;
 
 beforeAll(async () => {
-  server = await startTestServer(serverOverrides);
-  receiver = await startReceiver();
-  worker = await startTestWorker(server);
+  rig = await startDeliveryRig();
+  ({ server, receiver } = rig);
 });
-afterAll(async () => {
-  await worker?.stop();
-  await receiver?.close();
-  await server?.close();
-});
+afterAll(() => rig?.close());
 
 let paths = 0;
 
@@ -339,7 +331,7 @@ describe('what a receiver can do wrong', () => {
  * processes must not meet the suite's), and cleans all three up.
  */
 async function apart(work: (isolated: TestServer, own: Receiver, dataDir: string) => Promise<void>): Promise<void> {
-  const isolated = await startTestServer(serverOverrides);
+  const isolated = await startTestServer(localWebhooks());
   const own = await startReceiver();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-webhooks-'));
   try {
