@@ -93,31 +93,36 @@ function post(agent: Agent, url: URL, headers: Record<string, string>, body: str
       // A request still waiting for its connection is aborted as soon as it starts.
       controller?.abort(error);
     }, timeoutMs);
-    agent.dispatch(
-      { origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', headers, body },
-      {
-        onRequestStart(started) {
-          controller = started;
-          if (settled) started.abort(new DOMException('the attempt timed out before it started', 'TimeoutError'));
+    // A request undici refuses outright (it throws) must not leave the timer running.
+    try {
+      agent.dispatch(
+        { origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', headers, body },
+        {
+          onRequestStart(started) {
+            controller = started;
+            if (settled) started.abort(new DOMException('the attempt timed out before it started', 'TimeoutError'));
+          },
+          onResponseStart(_controller, statusCode, responseHeaders) {
+            response.statusCode = statusCode;
+            const retryAfter = responseHeaders['retry-after'];
+            response.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+          },
+          onResponseData(current, chunk) {
+            // Copied: a chunk may be a view of the connection's read buffer.
+            if (read < RESPONSE_BODY_KEPT) response.kept.push(Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - read)));
+            read += chunk.length;
+            if (read < RESPONSE_BODY_READ_MAX) return;
+            // Enough of it: the answer is what came so far, and the connection is not worth keeping.
+            finish();
+            current.abort(new Error('response body past the read limit'));
+          },
+          onResponseEnd: () => finish(),
+          onResponseError: (_controller, error) => finish(error),
         },
-        onResponseStart(_controller, statusCode, responseHeaders) {
-          response.statusCode = statusCode;
-          const retryAfter = responseHeaders['retry-after'];
-          response.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
-        },
-        onResponseData(current, chunk) {
-          // Copied: a chunk may be a view of the connection's read buffer.
-          if (read < RESPONSE_BODY_KEPT) response.kept.push(Buffer.from(chunk.subarray(0, RESPONSE_BODY_KEPT - read)));
-          read += chunk.length;
-          if (read < RESPONSE_BODY_READ_MAX) return;
-          // Enough of it: the answer is what came so far, and the connection is not worth keeping.
-          finish();
-          current.abort(new Error('response body past the read limit'));
-        },
-        onResponseEnd: () => finish(),
-        onResponseError: (_controller, error) => finish(error),
-      },
-    );
+      );
+    } catch (error) {
+      finish(error instanceof Error ? error : new Error(String(error)));
+    }
   });
 }
 
