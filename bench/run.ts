@@ -473,7 +473,9 @@ try {
     const narrowed = process.env.BENCH_SCENARIOS !== undefined || wantedServers !== undefined;
     const strangerLines = narrowed ? [] : await strangers(admin, serverOf('Portico'), porticoRead, database.url(), pepper, apiKey);
     const webhookLines =
-      narrowed && !process.env.BENCH_SCENARIOS?.includes('webhook') ? [] : await webhookDelivery(database.url(), env, ROOT, SERVER_CORE);
+      narrowed && !process.env.BENCH_SCENARIOS?.includes('webhook')
+        ? []
+        : await webhookDelivery(database.url(), database.pid, env, ROOT, SERVER_CORE);
     const memoryBudgetUs = await budgetCheck(new MemoryCounter(60_000));
     const redisBudgetUs = await redisBudgetCheck();
 

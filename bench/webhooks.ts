@@ -10,7 +10,7 @@ import { boundAddress } from '../src/net/bound-address.ts';
 import { SecretBox } from '../src/webhooks/secret-box.ts';
 import { newSigningSecret } from '../src/webhooks/signing-secret.ts';
 import { quantile } from './load.ts';
-import { cpuMs, pinned } from './process-stats.ts';
+import { childrenCpuMs, cpuMs, pinned } from './process-stats.ts';
 
 const BACKLOG = Number(process.env.BENCH_WEBHOOK_BACKLOG ?? 20_000);
 const STEADY_RATE = 500;
@@ -38,7 +38,13 @@ async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<
   }
 }
 
-export async function webhookDelivery(databaseUrl: string, env: NodeJS.ProcessEnv, root: string, core: number): Promise<string[]> {
+export async function webhookDelivery(
+  databaseUrl: string,
+  databasePid: number,
+  env: NodeJS.ProcessEnv,
+  root: string,
+  core: number,
+): Promise<string[]> {
   const arrived = new Map<string, number>();
   const receiver = http.createServer((request, response) => {
     request.resume();
@@ -85,6 +91,7 @@ export async function webhookDelivery(databaseUrl: string, env: NodeJS.ProcessEn
     });
     // The backlog: from the moment the worker runs until the last delivery is recorded.
     const cpuBefore = cpuMs(worker.pid!);
+    const databaseCpuBefore = childrenCpuMs(databasePid);
     const started = performance.now();
     // Progress is read at the receiver: counting the deliveries in the database every 20 ms took about a
     // third of PostgreSQL's share of the core from the worker being measured. The database is asked
@@ -94,6 +101,7 @@ export async function webhookDelivery(databaseUrl: string, env: NodeJS.ProcessEn
     await until(async () => (await succeeded()) === BACKLOG, 300_000);
     const seconds = (performance.now() - started) / 1000;
     const cpuPerDeliveryUs = ((cpuMs(worker.pid!) - cpuBefore) * 1000) / BACKLOG;
+    const databaseCpuPerDeliveryUs = ((childrenCpuMs(databasePid) - databaseCpuBefore) * 1000) / BACKLOG;
 
     // A steady stream: each event written on its own, as a write of the API would.
     const sentAt = new Map<string, number>();
@@ -132,7 +140,7 @@ export async function webhookDelivery(databaseUrl: string, env: NodeJS.ProcessEn
       'that answers 200 at once, every attempt recorded:',
       '',
       `- a backlog of ${BACKLOG.toLocaleString('en')} queued deliveries: ${Math.round(BACKLOG / seconds).toLocaleString('en')} deliveries/s (${seconds.toFixed(1)} s), ` +
-        `${cpuPerDeliveryUs.toFixed(0)} µs of the worker's CPU per delivery;`,
+        `${cpuPerDeliveryUs.toFixed(0)} µs of the worker's CPU and ${databaseCpuPerDeliveryUs.toFixed(0)} µs of PostgreSQL's per delivery;`,
       `- ${total.toLocaleString('en')} events written one by one at ${Math.round(achieved)} a second: from sending the write to the receiver, ` +
         `p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms; from its commit (the write's answer) to the receiver, ` +
         `p50 ${quantile(fromCommit, 0.5).toFixed(1)} ms, p99 ${quantile(fromCommit, 0.99).toFixed(1)} ms; the write itself took p50 ${quantile(writeLatencies, 0.5).toFixed(1)} ms, ` +

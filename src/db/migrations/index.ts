@@ -10,6 +10,7 @@ import { Migration20261123020000_idempotency_keys } from './Migration20261123020
 import { Migration20261123030000_events_and_webhook_endpoints } from './Migration20261123030000_events_and_webhook_endpoints.ts';
 import { Migration20261123040000_webhook_delivery } from './Migration20261123040000_webhook_delivery.ts';
 import { Migration20261123050000_event_traceparent } from './Migration20261123050000_event_traceparent.ts';
+import { Migration20261124000000_webhook_deliveries_fillfactor } from './Migration20261124000000_webhook_deliveries_fillfactor.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -22,4 +23,5 @@ export const migrations = [
   Migration20261123030000_events_and_webhook_endpoints,
   Migration20261123040000_webhook_delivery,
   Migration20261123050000_event_traceparent,
+  Migration20261124000000_webhook_deliveries_fillfactor,
 ];
