@@ -17,7 +17,9 @@ export interface PlannedStatement {
   readonly prepare: string;
 }
 
-const MARKER = /\/\* planned:(\w+) \*\//g;
+// How a text names the planned statement it executes: a leading comment, "planned:" and the name.
+const MARKER_START = '/* planned:';
+const MARKER = new RegExp(`${MARKER_START.replace(/[/*]/g, '\\$&')}(\\w+) \\*/`, 'g');
 /** Every planned statement, by name: the connection wrapper prepares them from here. */
 const statements = new Map<string, PlannedStatement>();
 
@@ -41,7 +43,7 @@ export function literal(value: string | number | null): string {
 
 /** The statement's EXECUTE with these values, marked so that the connection prepares it first. */
 export function execute(statement: PlannedStatement, values: readonly (string | number | null)[]): string {
-  return `/* planned:${statement.name} */ execute ${statement.name}(${values.map(literal).join(', ')})`;
+  return `${MARKER_START}${statement.name} */ execute ${statement.name}(${values.map(literal).join(', ')})`;
 }
 
 /** Runs plain text (no placeholders) on `em`'s connection, in its transaction when it has one. */
@@ -66,8 +68,9 @@ export function preparesPlannedStatements(pool: pg.Pool): void {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through; a marked plain text waits for its PREPARE
     client.query = ((...args: unknown[]) => {
       const [text] = args;
+      // Most texts name no planned statement: a substring search answers that before any regex.
       const missing =
-        typeof text === 'string'
+        typeof text === 'string' && text.includes(MARKER_START)
           ? [...text.matchAll(MARKER)].flatMap(([, name = '']) => {
               const statement = statements.get(name);
               return statement && !prepared.has(name) ? [statement] : [];
