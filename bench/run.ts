@@ -31,7 +31,7 @@ import { load, quantile, type Run } from './load.ts';
 import { CAN_PIN, childrenCpuMs, cpuMs, pin, pinned, rssMb, watchRss } from './process-stats.ts';
 import { summarise } from './profile-summary.ts';
 import { webhookDelivery } from './webhooks.ts';
-import { scenarios, type ServerName, type Variant } from './scenarios.ts';
+import { scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
 import { shaped } from '../src/guards.ts';
 
@@ -136,7 +136,16 @@ interface Measurement {
   statementsPerRequest: number;
 }
 
+/**
+ * Requests a server answers, unmeasured, right before each measured run. A server that sat idle while
+ * the others ran serves its next requests slower (two identical Portico servers, one of them idle for
+ * longer between its runs, measured 9–16% apart without this), and in a round the servers sit idle
+ * for different lengths: the traced Portico, with two scenarios, for the longest.
+ */
+const WARM_UP = 300;
+
 async function measure(admin: pg.Client, server: Server, variant: Variant, requests = REQUESTS): Promise<Measurement> {
+  await load(server.url, CONCURRENCY, WARM_UP, variant.request);
   const pid = server.child.pid!;
   const cpuBefore = cpuMs(pid);
   const databaseBefore = childrenCpuMs(database.pid);
@@ -156,7 +165,19 @@ async function measure(admin: pg.Client, server: Server, variant: Variant, reque
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 const perSecond = (run: Run) => run.requests / run.seconds;
+
+/** What tracing costs in a scenario: the traced Portico against its untraced twin, placed alike in every round. */
+function tracingLines(ratios: { traced: number[]; twin: number[] } | undefined): string[] {
+  if (!ratios) return [];
+  return [
+    `Tracing at 10%: the traced Portico served ${median(ratios.traced).toFixed(2)}× the requests per second of its untraced twin ` +
+      `(median of the rounds; ${ratios.traced.map((r) => r.toFixed(2)).join(', ')}). The twin served ${median(ratios.twin).toFixed(2)}× Portico's: ` +
+      'both wait between their runs while the other servers run, which the first Portico, busy in every scenario, does less.',
+    '',
+  ];
+}
 
 function reportRow(variant: Variant, runs: Measurement[], ratios: Partial<Record<ServerName, number[]>>): string {
   const latencies = runs.flatMap((m) => m.run.latencies);
@@ -439,15 +460,14 @@ try {
       collector = await startDiscardingCollector();
       servers.push(await startServer('Portico traced', ['src/main.ts', 'api'], tracedEnv(env, collector.url)));
     }
+    if (wanted('Portico twin')) servers.push(await startServer('Portico twin', ['src/main.ts', 'api'], env));
     const serverOf = (name: ServerName) => servers.find((s) => s.name === name)!;
     const idleRss = Object.fromEntries(servers.map((s) => [s.name, rssMb(s.child.pid!)]));
 
-    // Warm every server and plan before measuring.
-    for (const scenario of all)
-      for (const variant of scenario.variants) await load(serverOf(variant.server).url, CONCURRENCY, 300, variant.request);
-
     const results = new Map<Variant, Measurement[]>();
     const ratios = new Map<Variant, Partial<Record<ServerName, number[]>>>();
+    /** Per scenario with a traced Portico: the traced one against its twin, and the twin against Portico, in each round. */
+    const tracingRatios = new Map<Scenario, { traced: number[]; twin: number[] }>();
     for (let round = 0; round < ROUNDS; round++) {
       for (const scenario of all) {
         const inRound = new Map<Variant, Measurement>();
@@ -463,6 +483,17 @@ try {
             (own[reference.server] ??= []).push(perSecond(inRound.get(variant)!.run) / perSecond(inRound.get(reference)!.run));
           }
           ratios.set(variant, own);
+        }
+        const rateOf = (server: ServerName) => {
+          const variant = scenario.variants.find((v) => v.server === server);
+          return variant && perSecond(inRound.get(variant)!.run);
+        };
+        const [plain, twin, traced] = [rateOf('Portico'), rateOf('Portico twin'), rateOf('Portico traced')];
+        if (plain && twin && traced) {
+          const own = tracingRatios.get(scenario) ?? { traced: [], twin: [] };
+          own.traced.push(traced / twin);
+          own.twin.push(twin / plain);
+          tracingRatios.set(scenario, own);
         }
       }
     }
@@ -485,7 +516,7 @@ try {
       `Written by \`npm run bench\` on ${new Date().toISOString().slice(0, 10)}: ${os.cpus().length} cores (${os.cpus()[0]?.model.trim()}), Node ${process.versions.node},`,
       `embedded PostgreSQL; ${USERS.toLocaleString('en')} users with ${ORDERS_PER_USER} orders each (seeded in ${seedSeconds.toFixed(1)} s). Every server has a pool of ${POOL}`,
       `connections; each run sends ${REQUESTS} requests, ${CONCURRENCY} at a time, over keep-alive connections; ${ROUNDS} rounds, each running every`,
-      'scenario on every server in turn, after a warm-up. Every server runs with `NODE_ENV=production`. ' +
+      `scenario on every server in turn, each run after ${WARM_UP} unmeasured requests to the same server. Every server runs with \`NODE_ENV=production\`. ` +
         (CAN_PIN
           ? 'The servers and PostgreSQL share core 0; the load generator has core 1 (taskset).'
           : 'taskset is not available here, so servers, PostgreSQL and the load generator share every core.'),
@@ -505,6 +536,7 @@ try {
         '|---|---|---|---|---|---|---|---|---|---|---|',
         ...scenario.variants.map((variant) => reportRow(variant, results.get(variant)!, ratios.get(variant)!)),
         '',
+        ...tracingLines(tracingRatios.get(scenario)),
       ]),
       ...strangerLines,
       ...webhookLines,

@@ -5,10 +5,17 @@ import { randomUUID } from 'node:crypto';
 import { newId } from '../src/db/ids.ts';
 import type { HttpRequest } from './load.ts';
 
-export type ServerName = 'Portico' | 'Portico traced' | 'PostGraphile 5' | 'PostGraphile 4' | 'raw pg';
+export type ServerName = 'Portico' | 'Portico twin' | 'Portico traced' | 'PostGraphile 5' | 'PostGraphile 4' | 'raw pg';
 
-/** The same request to Portico with tracing on (10% of traces sampled, sent to a collector): its cost, side by side. */
-const traced = (request: (i: number) => HttpRequest): Variant => ({ label: 'Portico, tracing 10%', server: 'Portico traced', request });
+/**
+ * The same request to Portico with tracing on (10% of traces sampled, sent to a collector), right
+ * after its twin: a second Portico without tracing, which serves only these scenarios too, so that it
+ * waits between its runs as long as the traced one does. Tracing's cost is the one against the other.
+ */
+const tracedAndTwin = (request: (i: number) => HttpRequest): Variant[] => [
+  { label: 'Portico twin, untraced', server: 'Portico twin', request },
+  { label: 'Portico, tracing 10%', server: 'Portico traced', request },
+];
 
 export interface Inputs {
   apiKey: string;
@@ -55,6 +62,7 @@ export function scenarios({ apiKey, userIds }: Inputs): Scenario[] {
     input: { order: { [idField]: newId('order'), ...order(i), status: 'pending', createdAt: new Date().toISOString() } },
   });
 
+  const usersPage = portico('{ users(first: 20) { edges { cursor node { id name email } } pageInfo { hasNextPage endCursor } } }');
   const createOrder = portico('mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id total } }', (i) => ({
     input: order(i),
   }));
@@ -66,9 +74,9 @@ export function scenarios({ apiKey, userIds }: Inputs): Scenario[] {
         {
           label: 'Portico',
           server: 'Portico',
-          request: portico('{ users(first: 20) { edges { cursor node { id name email } } pageInfo { hasNextPage endCursor } } }'),
+          request: usersPage,
         },
-        traced(portico('{ users(first: 20) { edges { cursor node { id name email } } pageInfo { hasNextPage endCursor } } }')),
+        ...tracedAndTwin(usersPage),
         ...(['PostGraphile 5', 'PostGraphile 4'] as const).map((server) => ({
           label: server,
           server,
@@ -123,7 +131,7 @@ export function scenarios({ apiKey, userIds }: Inputs): Scenario[] {
       name: '`createOrder`',
       variants: [
         { label: 'Portico', server: 'Portico', request: createOrder },
-        traced(createOrder),
+        ...tracedAndTwin(createOrder),
         {
           label: 'Portico with `Idempotency-Key`',
           server: 'Portico',
