@@ -1,9 +1,10 @@
 // OpenTelemetry traces, on only when an OTLP endpoint is configured (config.ts); the SDK is loaded
 // only then, by main.ts (what the rest of the service uses is trace-context.ts, on the API alone).
 // The PostgreSQL and Redis instrumentations patch the installed `pg`, `pg-pool` and `ioredis`
-// classes; main.ts starts tracing before the first connection, which binds its own `query`. Spans go to the collector in batches over
-// OTLP/HTTP (protobuf, or JSON; the exporter reads the standard OTEL_EXPORTER_OTLP_* variables); W3C
-// `traceparent` is read from requests and written into webhook deliveries.
+// classes; main.ts starts tracing before the first connection, which binds its own `query`. Spans go
+// to the collector in batches over OTLP/HTTP (protobuf, or JSON; the exporter reads the standard
+// OTEL_EXPORTER_OTLP_* variables); W3C `traceparent` is read from requests and written into webhook
+// deliveries.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';

@@ -63,7 +63,7 @@ function errorKind(error: unknown): string {
 }
 
 /** What an attempt's response came to: its status, its Retry-After, and the first KiB of its body. */
-interface Response {
+interface AttemptResponse {
   statusCode: number;
   retryAfter: string | undefined;
   kept: Buffer[];
@@ -74,9 +74,9 @@ interface Response {
  * handler takes the status, Retry-After and the first KiB of the body as they come: no response
  * stream, no abort signal, nothing else per attempt.
  */
-function post(agent: Agent, url: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<Response> {
+function post(agent: Agent, url: URL, headers: Record<string, string>, body: string, timeoutMs: number): Promise<AttemptResponse> {
   return new Promise((resolve, reject) => {
-    const response: Response = { statusCode: 0, retryAfter: undefined, kept: [] };
+    const response: AttemptResponse = { statusCode: 0, retryAfter: undefined, kept: [] };
     let controller: Dispatcher.DispatchController | undefined;
     let settled = false;
     let read = 0;
