@@ -203,12 +203,18 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
   });
 
   it('keeps serving while the collector refuses or drops packets, exports again once it is back, and stops with it silent', async () => {
+    const EXPORTER_PATIENCE_MS = 10 * 60_000;
     const collector = await startCollector();
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: collector.port });
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-'));
     const start = () =>
       startServiceProcess(server.databaseUrl, dataDir, '', {
-        env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${proxy.port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+        env: {
+          OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${proxy.port}`,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+          // Longer than this test may take: only the service's own bound on its last flush can end a stop in time.
+          OTEL_EXPORTER_OTLP_TIMEOUT: String(EXPORTER_PATIENCE_MS),
+        },
       });
     const read = (base: string, traceId: string) =>
       fetch(`${base}/users?limit=1`, { headers: { 'x-api-key': server.apiKey, traceparent: `00-${traceId}-${CALLER_SPAN}-01` } });
