@@ -29,7 +29,7 @@ import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
-import { guardHooks } from './plugins/guard.ts';
+import { chainHooks } from './plugins/hook-chain.ts';
 import { useVariableCoercion } from './plugins/variables.ts';
 import { useGraphQLMediaTypes } from './plugins/media-types.ts';
 import { useUrlLimit } from './plugins/url-limit.ts';
@@ -99,6 +99,8 @@ export function createApp(dependencies: AppDependencies): App {
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
+    // The schema takes no uploads; a multipart body is refused with 415 like any other media type it cannot read.
+    multipart: false,
     // Bounded by useBodyLimit instead: refused with 413 before parsing; documents are bounded further by the token limit.
     maxRequestBodySize: false,
     // Callers are backends; a browser app may call only from an origin listed in CORS_ORIGINS. Keys
@@ -153,7 +155,7 @@ export function createApp(dependencies: AppDependencies): App {
       > as GraphQLContext;
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
-    plugins: guardHooks(
+    plugins: chainHooks(
       [
         useUrlLimit(),
         useGraphiQLAssets(config.graphiql),

@@ -214,6 +214,24 @@ describe('GraphQL bodies in other media types', () => {
       type: 'https://portico.dev/problems/unsupported-media-type',
     });
   });
+
+  it('answers a multipart POST (GraphQL uploads, which the schema has none of) with 415', async () => {
+    const form = new FormData();
+    form.set('operations', JSON.stringify({ query: 'mutation { createUser(input: { name: "Form", email: "form@example.com" }) { id } }' }));
+    form.set('map', '{}');
+    const response = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { accept: 'application/graphql-response+json' },
+      body: form,
+    });
+    expect(response.status).toBe(415);
+    const body = (await response.json()) as { errors: { message: string }[] };
+    expect(body.errors[0]!.message).toMatch(/not multipart\/form-data/);
+    const [row] = await server.orm.em
+      .fork()
+      .execute<{ n: number }[]>("select count(*)::int as n from users where email = 'form@example.com'");
+    expect(row!.n).toBe(0);
+  });
 });
 
 describe('clients that hang up', () => {
