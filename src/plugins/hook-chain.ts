@@ -1,15 +1,16 @@
-// The server's plugins' HTTP hooks (onRequest, onRequestParse, onResponse) run as one hook each, in
-// the plugins' order. Yoga and its server adapter call every plugin's hook through promise helpers
-// that allocate a payload with its closures and a chain of promise-like objects per hook per request:
-// with a dozen plugins that was a third of everything a `user(id)` request allocated. Here a hook that
-// returns nothing costs a function call, and only a hook that returns a promise makes one.
+// The server's plugins' per-request hooks run as one hook of each kind, in the plugins' order: the
+// HTTP hooks (onRequest, onRequestParse, onResponse) and execution's onExecute with its onExecuteDone.
+// Yoga, its server adapter and envelop call every plugin's hook through promise helpers that
+// allocate a payload with its closures and a chain of promise-like objects per hook per request:
+// with a dozen plugins that was a large share of everything a `user(id)` request allocated. Here a
+// hook that returns nothing costs a function call, and only a hook that returns a promise makes one.
 //
 // The chain is also the last line of defence against an exception in a request or response hook:
 // the server under yoga would answer it with a 500 whose body is the error's stack. Here it becomes
 // a 500 in the face's own error format, with no internals, and the cause is logged with the request
 // id. A hook that failed because the client went away (its body stopped mid-way) is not a fault of
-// ours. Request-parse hooks refuse requests by throwing GraphQL errors, which yoga answers; those
-// pass through untouched.
+// ours. Request-parse and execution hooks refuse requests by throwing GraphQL errors, which yoga and
+// envelop answer; those pass through untouched.
 import { INTERNAL_DETAIL } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { refuse } from '../refusals.ts';
@@ -21,6 +22,13 @@ type ParseHook = NonNullable<ServerPlugin['onRequestParse']>;
 type ParsePayload = Parameters<ParseHook>[0];
 type ParseResult = ReturnType<ParseHook> | Awaited<ReturnType<ParseHook>>;
 type OnRequestParseDoneHook = NonNullable<Exclude<Awaited<ReturnType<ParseHook>>, void>['onRequestParseDone']>;
+type ExecuteHook = NonNullable<ServerPlugin['onExecute']>;
+type ExecutePayload = Parameters<ExecuteHook>[0];
+type ExecuteResult = ReturnType<ExecuteHook> | Awaited<ReturnType<ExecuteHook>>;
+type ExecuteDoneHook = NonNullable<Exclude<Awaited<ReturnType<ExecuteHook>>, void>['onExecuteDone']>;
+type ExecuteDonePayload = Parameters<ExecuteDoneHook>[0];
+type ExecuteDoneResult = ReturnType<ExecuteDoneHook> | Awaited<ReturnType<ExecuteDoneHook>>;
+type StreamHooks = Exclude<Awaited<ReturnType<ExecuteDoneHook>>, void>;
 
 /** A plugin's hook bound to its plugin, as yoga would call it; none when the plugin has none. */
 function bound<P, R>(plugin: ServerPlugin, hook: ((payload: P) => R) | undefined): ((payload: P) => R)[] {
@@ -70,6 +78,32 @@ function runHooks<P, R>(
   }
 }
 
+/** The onExecuteDone hooks of one execution as one, with the stream hooks they return combined. */
+function executeDone(hooks: ExecuteDoneHook[]): ExecuteDoneHook {
+  return (outer) => {
+    const streams: StreamHooks[] = [];
+    const payload: ExecuteDonePayload = {
+      ...outer,
+      setResult(result) {
+        payload.result = result;
+        outer.setResult(result);
+      },
+    };
+    const collect = (result: ExecuteDoneResult) => {
+      if (result && !isThenable(result)) streams.push(result);
+    };
+    const combined = (): StreamHooks | undefined =>
+      streams.length === 0
+        ? undefined
+        : {
+            onNext: (next) => runHooks(streams.flatMap((stream) => (stream.onNext ? [stream.onNext] : [])), next, () => false, null),
+            onEnd: () => streams.forEach((stream) => stream.onEnd?.()),
+          };
+    const ran = runHooks(hooks, payload, () => false, null, collect);
+    return ran instanceof Promise ? ran.then(combined) : combined();
+  };
+}
+
 export function chainHooks(plugins: ServerPlugin[], options: { logger: Logger }): ServerPlugin[] {
   const internal = (request: Request, error: unknown, hook: string) => {
     if (request.signal.aborted) options.logger.debug({ err: error, hook }, 'client went away during the request');
@@ -79,6 +113,7 @@ export function chainHooks(plugins: ServerPlugin[], options: { logger: Logger })
   const onRequest = plugins.flatMap((plugin) => bound(plugin, plugin.onRequest));
   const onRequestParse = plugins.flatMap((plugin) => bound(plugin, plugin.onRequestParse));
   const onResponse = plugins.flatMap((plugin) => bound(plugin, plugin.onResponse));
+  const onExecute = plugins.flatMap((plugin) => bound(plugin, plugin.onExecute));
 
   const chain: ServerPlugin = {
     onRequest(outer) {
@@ -128,6 +163,29 @@ export function chainHooks(plugins: ServerPlugin[], options: { logger: Logger })
       const ran = runHooks(onRequestParse, payload, () => ended, null, collect);
       return ran instanceof Promise ? ran.then(finished) : finished();
     },
+    onExecute(outer) {
+      let stopped = false;
+      const done: ExecuteDoneHook[] = [];
+      const payload: ExecutePayload = {
+        ...outer,
+        setExecuteFn(execute) {
+          payload.executeFn = execute;
+          outer.setExecuteFn(execute);
+        },
+        setResultAndStopExecution(result) {
+          stopped = true;
+          outer.setResultAndStopExecution(result);
+        },
+      };
+      const collect = (result: ExecuteResult) => {
+        if (result && !isThenable(result) && result.onExecuteDone) done.push(result.onExecuteDone);
+      };
+      // What each onExecuteDone sees is the result the one before it set; envelop runs a hook's
+      // onExecuteDone even when a later hook stopped execution with a result of its own.
+      const finished = () => (done.length === 0 ? undefined : { onExecuteDone: executeDone(done) });
+      const ran = runHooks(onExecute, payload, () => stopped, null, collect);
+      return ran instanceof Promise ? ran.then(finished) : finished();
+    },
     onResponse(outer) {
       const payload: ResponsePayload = {
         ...outer,
@@ -150,6 +208,7 @@ export function chainHooks(plugins: ServerPlugin[], options: { logger: Logger })
     delete others.onRequest;
     delete others.onRequestParse;
     delete others.onResponse;
+    delete others.onExecute;
     return others;
   });
   return [chain, ...rest];

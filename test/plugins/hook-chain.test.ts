@@ -29,7 +29,7 @@ const query = (yoga: ReturnType<typeof serve>['yoga'], path = '/graphql') =>
     body: JSON.stringify({ query: '{ hello }' }),
   });
 
-describe('the chain of HTTP hooks', () => {
+describe('the chain of hooks', () => {
   it('runs every hook in order, synchronous and asynchronous, each seeing the request the one before set', async () => {
     const seen: string[] = [];
     const { yoga } = serve([
@@ -142,5 +142,46 @@ describe('the chain of HTTP hooks', () => {
     });
     expect(refused.status).toBe(403);
     expect(await refused.json()).toMatchObject({ errors: [{ message: 'Refused by a parse hook.' }] });
+  });
+
+  it('runs execution hooks in order: a stop skips the later ones, and every done hook sees the result the one before set', async () => {
+    const seen: string[] = [];
+    const { yoga } = serve([
+      {
+        onExecute: () => ({
+          onExecuteDone: ({ result, setResult }) => {
+            if ('data' in result) setResult({ ...result, data: { hello: `${String(result.data?.hello)}!` } });
+          },
+        }),
+      },
+      {
+        async onExecute({ args, setResultAndStopExecution }) {
+          await Promise.resolve();
+          seen.push('second');
+          if (args.operationName === 'Stop') setResultAndStopExecution({ data: { hello: 'stopped' } });
+          return {
+            onExecuteDone: ({ result }) => {
+              seen.push(`second done saw ${JSON.stringify(result)}`);
+            },
+          };
+        },
+      },
+      {
+        onExecute() {
+          seen.push('third');
+        },
+      },
+    ]);
+    const run = (operationName: string) =>
+      yoga.fetch('http://localhost/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ query: `query ${operationName} { hello }`, operationName }),
+      });
+    expect(await (await run('Go')).json()).toEqual({ data: { hello: 'world!' } });
+    expect(seen).toEqual(['second', 'third', 'second done saw {"data":{"hello":"world!"}}']);
+    seen.length = 0;
+    expect(await (await run('Stop')).json()).toEqual({ data: { hello: 'stopped!' } });
+    expect(seen).toEqual(['second', 'second done saw {"data":{"hello":"stopped!"}}']);
   });
 });
