@@ -338,8 +338,29 @@ async function strangers(
   ];
 }
 
-async function profile(server: Server, variant: Variant, admin: pg.Client): Promise<void> {
-  await measure(admin, server, variant, REQUESTS * 3);
+/** Waits for a file the profiled server writes, for at most `ms`. */
+async function fileAppears(file: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!existsSync(file)) {
+    if (Date.now() > deadline) throw new Error(`${file} did not appear within ${ms / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Profiles the measured load alone (bench/profile-window.ts): after the warm-up, the server starts
+ * profiling on a signal, and writes the profile on the next.
+ */
+async function profile(server: Server, variant: Variant, directory: string): Promise<string> {
+  const pid = server.child.pid!;
+  await load(server.url, CONCURRENCY, WARM_UP, variant.request);
+  server.child.kill('SIGUSR2');
+  await fileAppears(path.join(directory, `window-${pid}.started`));
+  await load(server.url, CONCURRENCY, REQUESTS * 3, variant.request);
+  server.child.kill('SIGUSR2');
+  const file = path.join(directory, `window-${pid}.cpuprofile`);
+  await fileAppears(file);
+  return file;
 }
 
 /**
@@ -430,17 +451,18 @@ try {
       porticos.find(({ scenario }) => scenario.name.includes(wanted)) ??
       porticos[0]!;
     await fs.rm(profileDir, { recursive: true, force: true });
-    const profiled = ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, 'src/main.ts', 'api'];
+    await fs.mkdir(profileDir, { recursive: true });
+    const profiled = ['--import', path.join(BENCH_DIR, 'profile-window.ts'), 'src/main.ts', 'api'];
     if (chosen.variant.server === 'Portico traced') collector = await startDiscardingCollector();
-    servers.push(await startServer(chosen.variant.server, profiled, collector ? tracedEnv(env, collector.url) : env));
+    const profiledEnv = { ...(collector ? tracedEnv(env, collector.url) : env), BENCH_PROFILE_DIR: profileDir };
+    servers.push(await startServer(chosen.variant.server, profiled, profiledEnv));
     process.stderr.write(`profiling ${chosen.variant.label} serving ${chosen.scenario.name} …\n`);
-    await profile(servers[0]!, chosen.variant, admin);
+    const file = await profile(servers[0]!, chosen.variant, profileDir);
     await stopServer(servers[0], 'SIGINT');
-    const [file] = await fs.readdir(profileDir);
-    const summary = summarise(path.join(profileDir, file!));
+    const summary = summarise(file);
     process.stdout.write(
       [
-        `CPU profile of ${chosen.variant.label} serving ${chosen.scenario.name}: ${path.join('bench', 'profile', file!)} (open it in Chrome DevTools or speedscope).`,
+        `CPU profile of ${chosen.variant.label} serving ${chosen.scenario.name} (the measured requests alone, not start-up or warm-up): ${path.relative(ROOT, file)} (open it in Chrome DevTools or speedscope).`,
         'Where the busy time goes:',
         '',
         ...summary.filter((row) => row.percent >= 0.5).map((row) => `${row.percent.toFixed(1).padStart(5)} %  ${row.place}`),
