@@ -6,7 +6,9 @@
 //
 // Sizes: BENCH_USERS (10000, with 10 orders each), BENCH_REQUESTS per run (2000), BENCH_CONCURRENCY
 // (50), BENCH_ROUNDS (5); BENCH_SCENARIOS (a part of a scenario's name) and BENCH_SERVERS (a comma-separated
-// list of server names) narrow a run down while working on one thing. When taskset is there, every server and PostgreSQL share core 0 and the
+// list of server names) narrow a run down while working on one thing; BENCH_BASELINE (a git revision)
+// sends every Portico request to a Portico built from that revision too, right before, and reports
+// the working tree's ratio to it within each round (bench/baseline.ts). When taskset is there, every server and PostgreSQL share core 0 and the
 // load generator has core 1, so that what is measured is the servers, not the generator.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -31,7 +33,8 @@ import { load, quantile, type Run } from './load.ts';
 import { CAN_PIN, childrenCpuMs, cpuMs, pin, pinned, rssMb, watchRss } from './process-stats.ts';
 import { summarise } from './profile-summary.ts';
 import { webhookDelivery } from './webhooks.ts';
-import { scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
+import { baselineLabel, scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
+import { checkOutBaseline, type Baseline } from './baseline.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
 import { shaped } from '../src/guards.ts';
 
@@ -40,6 +43,7 @@ const ORDERS_PER_USER = 10;
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const BASELINE = process.env.BENCH_BASELINE;
 /** Every server gets a pool of this many connections. */
 const POOL = 10;
 const SERVER_CORE = 0;
@@ -175,6 +179,22 @@ function tracingLines(ratios: { traced: number[]; twin: number[] } | undefined):
     `Tracing at 10%: the traced Portico served ${median(ratios.traced).toFixed(2)}× the requests per second of its untraced twin ` +
       `(median of the rounds; ${ratios.traced.map((r) => r.toFixed(2)).join(', ')}). The twin served ${median(ratios.twin).toFixed(2)}× Portico's: ` +
       'both wait between their runs while the other servers run, which the first Portico, busy in every scenario, does less.',
+    '',
+  ];
+}
+
+/** The working tree against the baseline, per Portico variant of a scenario. */
+function baselineLines(scenario: Scenario, ratios: Map<Variant, number[]>, against: Baseline | undefined): string[] {
+  const lines = scenario.variants.flatMap((variant) => {
+    const rounds = ratios.get(variant);
+    if (!rounds || !against) return [];
+    return [`- ${variant.label}: ${median(rounds).toFixed(2)}× (${rounds.map((r) => r.toFixed(2)).join(', ')})`];
+  });
+  if (lines.length === 0 || !against) return [];
+  return [
+    `Against the baseline \`${against.revision}\` (${against.commit}), requests per second within each round (median, then each round):`,
+    '',
+    ...lines,
     '',
   ];
 }
@@ -395,6 +415,7 @@ const database = await startEmbeddedPostgres(dataDir, createLogger('warn'), { sh
 // Backends are forked by the postmaster, so they inherit its core.
 pin(database.pid, SERVER_CORE);
 const servers: Server[] = [];
+let baseline: Baseline | undefined;
 let collector: { url: string; close(): void } | undefined;
 const admin = new pg.Client({ connectionString: database.url() });
 try {
@@ -436,7 +457,7 @@ try {
 
   const profileDir = path.join(BENCH_DIR, 'profile');
   const wantedServers = process.env.BENCH_SERVERS?.split(',').map((name) => name.trim());
-  const all = scenarios({ apiKey, userIds })
+  const all = scenarios({ apiKey, userIds, baseline: BASELINE !== undefined && !flags.profile })
     .filter((scenario) => !process.env.BENCH_SCENARIOS || scenario.name.includes(process.env.BENCH_SCENARIOS))
     .map((scenario) => ({ ...scenario, variants: scenario.variants.filter((v) => !wantedServers || wantedServers.includes(v.server)) }));
 
@@ -483,6 +504,10 @@ try {
       servers.push(await startServer('Portico traced', ['src/main.ts', 'api'], tracedEnv(env, collector.url)));
     }
     if (wanted('Portico twin')) servers.push(await startServer('Portico twin', ['src/main.ts', 'api'], env));
+    if (wanted('Portico baseline')) {
+      baseline = await checkOutBaseline(BASELINE!, ROOT);
+      servers.push(await startServer('Portico baseline', ['src/main.ts', 'api'], env, baseline.root));
+    }
     const serverOf = (name: ServerName) => servers.find((s) => s.name === name)!;
     const idleRss = Object.fromEntries(servers.map((s) => [s.name, rssMb(s.child.pid!)]));
 
@@ -490,6 +515,8 @@ try {
     const ratios = new Map<Variant, Partial<Record<ServerName, number[]>>>();
     /** Per scenario with a traced Portico: the traced one against its twin, and the twin against Portico, in each round. */
     const tracingRatios = new Map<Scenario, { traced: number[]; twin: number[] }>();
+    /** Per Portico variant: its requests per second over the baseline's, in each round. */
+    const baselineRatios = new Map<Variant, number[]>();
     for (let round = 0; round < ROUNDS; round++) {
       for (const scenario of all) {
         const inRound = new Map<Variant, Measurement>();
@@ -505,6 +532,14 @@ try {
             (own[reference.server] ??= []).push(perSecond(inRound.get(variant)!.run) / perSecond(inRound.get(reference)!.run));
           }
           ratios.set(variant, own);
+        }
+        for (const variant of scenario.variants) {
+          const before = scenario.variants.find((v) => v.server === 'Portico baseline' && v.label === baselineLabel(variant.label));
+          if (variant.server !== 'Portico' || !before) continue;
+          baselineRatios.set(variant, [
+            ...(baselineRatios.get(variant) ?? []),
+            perSecond(inRound.get(variant)!.run) / perSecond(inRound.get(before)!.run),
+          ]);
         }
         const rateOf = (server: ServerName) => {
           const variant = scenario.variants.find((v) => v.server === server);
@@ -523,7 +558,7 @@ try {
     const porticoRead = scenarios({ apiKey, userIds })
       .find((s) => s.name === '`user(id)`')!
       .variants.find((v) => v.label.startsWith('Portico REST'))!;
-    const narrowed = process.env.BENCH_SCENARIOS !== undefined || wantedServers !== undefined;
+    const narrowed = process.env.BENCH_SCENARIOS !== undefined || wantedServers !== undefined || baseline !== undefined;
     const strangerLines = narrowed ? [] : await strangers(admin, serverOf('Portico'), porticoRead, database.url(), pepper, apiKey);
     const webhookLines =
       narrowed && !process.env.BENCH_SCENARIOS?.includes('webhook')
@@ -559,6 +594,7 @@ try {
         ...scenario.variants.map((variant) => reportRow(variant, results.get(variant)!, ratios.get(variant)!)),
         '',
         ...tracingLines(tracingRatios.get(scenario)),
+        ...baselineLines(scenario, baselineRatios, baseline),
       ]),
       ...strangerLines,
       ...webhookLines,
@@ -578,6 +614,7 @@ try {
   await admin.end().catch(() => undefined);
   for (const server of servers) await stopServer(server);
   collector?.close();
+  await baseline?.remove();
   await database.stop();
   await fs.rm(dataDir, { recursive: true, force: true });
 }

@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import { newId } from '../src/db/ids.ts';
 import type { HttpRequest } from './load.ts';
 
-export type ServerName = 'Portico' | 'Portico twin' | 'Portico traced' | 'PostGraphile 5' | 'PostGraphile 4' | 'raw pg';
+export type ServerName =
+  'Portico' | 'Portico baseline' | 'Portico twin' | 'Portico traced' | 'PostGraphile 5' | 'PostGraphile 4' | 'raw pg';
 
 /**
  * The same request to Portico with tracing on (10% of traces sampled, sent to a collector), right
@@ -20,7 +21,12 @@ const tracedAndTwin = (request: (i: number) => HttpRequest): Variant[] => [
 export interface Inputs {
   apiKey: string;
   userIds: readonly string[];
+  /** With a baseline (BENCH_BASELINE), every Portico request is also sent to it, right before. */
+  baseline?: boolean;
 }
+
+/** The label of a Portico variant's request sent to the baseline. */
+export const baselineLabel = (label: string) => `${label}, baseline`;
 
 export interface Variant {
   /** Column label in the report. */
@@ -45,7 +51,20 @@ function graphql(query: string, variables: (i: number) => Record<string, unknown
   });
 }
 
-export function scenarios({ apiKey, userIds }: Inputs): Scenario[] {
+export function scenarios(inputs: Inputs): Scenario[] {
+  const all = allScenarios(inputs);
+  if (!inputs.baseline) return all;
+  return all.map((scenario) => ({
+    ...scenario,
+    variants: scenario.variants.flatMap((variant) =>
+      variant.server === 'Portico'
+        ? [{ ...variant, label: baselineLabel(variant.label), server: 'Portico baseline' as const }, variant]
+        : [variant],
+    ),
+  }));
+}
+
+function allScenarios({ apiKey, userIds }: Inputs): Scenario[] {
   const key = { 'x-api-key': apiKey };
   const portico = (query: string, variables?: (i: number) => Record<string, unknown>) => graphql(query, variables, key);
   const get =
