@@ -78,6 +78,11 @@ function runHooks<P, R>(
   }
 }
 
+/** `then` once hooks have run: at once when they all ran synchronously. */
+function afterwards<T>(ran: void | Promise<void>, then: () => T): T | Promise<T> {
+  return ran instanceof Promise ? ran.then(then) : then();
+}
+
 /** The onExecuteDone hooks of one execution as one, with the stream hooks they return combined. */
 function executeDone(hooks: ExecuteDoneHook[]): ExecuteDoneHook {
   return (outer) => {
@@ -96,11 +101,19 @@ function executeDone(hooks: ExecuteDoneHook[]): ExecuteDoneHook {
       streams.length === 0
         ? undefined
         : {
-            onNext: (next) => runHooks(streams.flatMap((stream) => (stream.onNext ? [stream.onNext] : [])), next, () => false, null),
+            onNext: (next) =>
+              runHooks(
+                streams.flatMap((stream) => (stream.onNext ? [stream.onNext] : [])),
+                next,
+                () => false,
+                null,
+              ),
             onEnd: () => streams.forEach((stream) => stream.onEnd?.()),
           };
-    const ran = runHooks(hooks, payload, () => false, null, collect);
-    return ran instanceof Promise ? ran.then(combined) : combined();
+    return afterwards(
+      runHooks(hooks, payload, () => false, null, collect),
+      combined,
+    );
   };
 }
 
@@ -160,8 +173,10 @@ export function chainHooks(plugins: ServerPlugin[], options: { logger: Logger })
       };
       const finished = () =>
         done.length === 0 ? undefined : { onRequestParseDone: ((p) => runHooks(done, p, () => false, null)) as OnRequestParseDoneHook };
-      const ran = runHooks(onRequestParse, payload, () => ended, null, collect);
-      return ran instanceof Promise ? ran.then(finished) : finished();
+      return afterwards(
+        runHooks(onRequestParse, payload, () => ended, null, collect),
+        finished,
+      );
     },
     onExecute(outer) {
       let stopped = false;
@@ -183,8 +198,10 @@ export function chainHooks(plugins: ServerPlugin[], options: { logger: Logger })
       // What each onExecuteDone sees is the result the one before it set; envelop runs a hook's
       // onExecuteDone even when a later hook stopped execution with a result of its own.
       const finished = () => (done.length === 0 ? undefined : { onExecuteDone: executeDone(done) });
-      const ran = runHooks(onExecute, payload, () => stopped, null, collect);
-      return ran instanceof Promise ? ran.then(finished) : finished();
+      return afterwards(
+        runHooks(onExecute, payload, () => stopped, null, collect),
+        finished,
+      );
     },
     onResponse(outer) {
       const payload: ResponsePayload = {
