@@ -14,7 +14,7 @@
 import { Store, useRateLimiter, type Identity } from '@envelop/rate-limiter';
 import type { DocumentNode } from 'graphql';
 import { RateLimitedError } from '../errors.ts';
-import type { WindowState } from '../rate-limit/counter.ts';
+import { whenSettled, type MaybePromise, type WindowState } from '../rate-limit/counter.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
 import type { Metrics } from '../telemetry/metrics.ts';
@@ -62,15 +62,16 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
   let sequence = 0;
 
   class WindowStore extends Store {
-    getForIdentity(identity: Identity): Promise<readonly number[]> {
+    // Synchronous when the counter is in memory: the library then checks the request without a promise.
+    getForIdentity(identity: Identity): MaybePromise<readonly number[]> {
       const ticket = tickets.get(identity.contextIdentity);
-      if (!ticket) return Promise.resolve([]);
-      ticket.decision ??= counter.consume(ticket.keyId, ticket.cost, ticket.limit, windowMs).then((state) => {
+      if (!ticket) return [];
+      ticket.decision ??= whenSettled(counter.consume(ticket.keyId, ticket.cost, ticket.limit, windowMs), (state) => {
         ticket.decidedAt = Date.now();
         options.metrics.rateLimitDecisions.inc({ policy: 'per-key', outcome: decisionOf(state) });
         return (ticket.state = state);
       });
-      return ticket.decision.then((state) => (state && !state.allowed ? [Date.now()] : []));
+      return whenSettled(ticket.decision, (state) => (state && !state.allowed ? [Date.now()] : []));
     }
 
     // Counting happens in getForIdentity, atomically; fields are configured `readOnly`.
@@ -87,9 +88,11 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       { type: 'Mutation', ...perRootField },
     ],
     store: new WindowStore(),
+    // The library asks for the message of every check, and uses it only for a refusal.
     formatError: ({ contextIdentity }) => {
       const ticket = tickets.get(contextIdentity);
       const state = ticket?.state;
+      if (state?.allowed) return '';
       if (!ticket || !state) return 'Rate limit exceeded for this API key.';
       const over = ticket.cost > state.limit ? ` This request runs ${ticket.cost} operations; send fewer at once.` : '';
       return (
@@ -127,7 +130,7 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       // Most requests were decided during execution: no promise for them. A request refused before
       // execution spent nothing; its answer still says where the budget stands.
       if (ticket.state) return setHeaders(ticket.state);
-      return (ticket.decision ?? counter.peek(ticket.keyId, ticket.limit, windowMs)).then(setHeaders);
+      return whenSettled(ticket.decision ?? counter.peek(ticket.keyId, ticket.limit, windowMs), setHeaders);
     },
   };
   // The limiter weighs root fields only (the configuration names no other), yet walks the whole

@@ -13,11 +13,22 @@ export interface WindowState {
   resetMs: number;
 }
 
+/**
+ * A counter in this process answers at once; one across the network answers later. Callers take
+ * both, so that the in-memory check, made on every request, costs no promise.
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** `then` applied to a value at once, or to a promise's value once it settles. */
+export function whenSettled<T, R>(value: MaybePromise<T>, then: (value: T) => R): MaybePromise<R> {
+  return value instanceof Promise ? value.then(then) : then(value);
+}
+
 export interface RateLimitCounter {
   /** Spends `cost` units of `key`'s budget if all of them fit, atomically; otherwise spends nothing. */
-  consume(key: string, cost: number, limit: number, windowMs: number): Promise<WindowState>;
+  consume(key: string, cost: number, limit: number, windowMs: number): MaybePromise<WindowState>;
   /** Where the budget stands, spending nothing. */
-  peek(key: string, limit: number, windowMs: number): Promise<WindowState>;
+  peek(key: string, limit: number, windowMs: number): MaybePromise<WindowState>;
   /** Resolves when the store answers. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -33,7 +44,7 @@ export class MemoryCounter implements RateLimitCounter {
     this.#sweeper = setInterval(() => this.#sweep(Date.now()), sweepEveryMs).unref();
   }
 
-  async consume(key: string, cost: number, limit: number, windowMs: number, now = Date.now()): Promise<WindowState> {
+  consume(key: string, cost: number, limit: number, windowMs: number, now = Date.now()): WindowState {
     let window = this.#windows.get(key);
     if (!window || window.endsAt <= now) {
       window = { used: 0, endsAt: now + windowMs };
@@ -44,7 +55,7 @@ export class MemoryCounter implements RateLimitCounter {
     return { allowed, limit, remaining: Math.max(limit - window.used, 0), resetMs: window.endsAt - now };
   }
 
-  async peek(key: string, limit: number, windowMs: number, now = Date.now()): Promise<WindowState> {
+  peek(key: string, limit: number, windowMs: number, now = Date.now()): WindowState {
     const window = this.#windows.get(key);
     const open = window && window.endsAt > now;
     return {

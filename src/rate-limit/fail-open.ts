@@ -4,7 +4,7 @@
 // the running figures in `stats` are served on /ready for monitoring. While the store is out, a
 // probe asks it every second, so the end of an outage is noticed even when no request comes.
 import type { Logger } from '../log.ts';
-import type { RateLimitCounter, WindowState } from './counter.ts';
+import type { MaybePromise, RateLimitCounter, WindowState } from './counter.ts';
 
 export interface FailOpenStats {
   /** Whether the last call to the store failed. */
@@ -28,39 +28,53 @@ export class FailOpenCounter {
   }
 
   /** The budget after spending `cost`, or undefined when the store could not be asked (the request goes through). */
-  consume(key: string, cost: number, limit: number, windowMs: number): Promise<WindowState | undefined> {
+  consume(key: string, cost: number, limit: number, windowMs: number): MaybePromise<WindowState | undefined> {
     return this.#guard(() => this.#counter.consume(key, cost, limit, windowMs), true);
   }
 
-  peek(key: string, limit: number, windowMs: number): Promise<WindowState | undefined> {
+  peek(key: string, limit: number, windowMs: number): MaybePromise<WindowState | undefined> {
     return this.#guard(() => this.#counter.peek(key, limit, windowMs), false);
   }
 
-  async #guard(call: () => Promise<WindowState>, counts: boolean): Promise<WindowState | undefined> {
+  /** The store's answer, at once when the store answers at once. */
+  #guard(call: () => MaybePromise<WindowState>, counts: boolean): MaybePromise<WindowState | undefined> {
+    let answer: MaybePromise<WindowState>;
     try {
-      const state = await call();
-      this.#recovered();
-      return state;
+      answer = call();
     } catch (error) {
-      if (!this.stats.degraded) {
-        this.stats.degraded = true;
-        this.#logger.error({ err: error }, 'rate limit store unreachable; requests go through unmetered until it is back');
-        this.#probe = setInterval(
-          () =>
-            void this.#counter.ping().then(
-              () => this.#recovered(),
-              () => undefined,
-            ),
-          PROBE_EVERY_MS,
-        );
-        this.#probe.unref();
-      }
-      if (counts) {
-        this.stats.unmeteredRequests += 1;
-        this.#unmeteredThisOutage += 1;
-      }
-      return undefined;
+      return this.#failed(error, counts);
     }
+    if (!(answer instanceof Promise)) return this.#answered(answer);
+    return answer.then(
+      (state) => this.#answered(state),
+      (error: unknown) => this.#failed(error, counts),
+    );
+  }
+
+  #answered(state: WindowState): WindowState {
+    this.#recovered();
+    return state;
+  }
+
+  #failed(error: unknown, counts: boolean): undefined {
+    if (!this.stats.degraded) {
+      this.stats.degraded = true;
+      this.#logger.error({ err: error }, 'rate limit store unreachable; requests go through unmetered until it is back');
+      this.#probe = setInterval(
+        () =>
+          void this.#counter.ping().then(
+            () => this.#recovered(),
+            () => undefined,
+          ),
+        PROBE_EVERY_MS,
+      );
+      this.#probe.unref();
+    }
+    if (counts) {
+      this.stats.unmeteredRequests += 1;
+      this.#unmeteredThisOutage += 1;
+    }
+    return undefined;
   }
 
   #recovered(): void {

@@ -1,4 +1,4 @@
-import type { WindowState } from './counter.ts';
+import type { MaybePromise, WindowState } from './counter.ts';
 
 /**
  * One request's budget check, shared by every root field of it, the response headers and the
@@ -11,7 +11,8 @@ export interface RateLimitTicket {
   /** Operations this request runs (its root fields). */
   cost: number;
   windowMs: number;
-  decision?: Promise<WindowState | undefined>;
+  /** The counter's answer: at once from memory, later from Redis. */
+  decision?: MaybePromise<WindowState | undefined>;
   /** The settled decision; undefined while pending, or when the counter could not be asked. */
   state?: WindowState;
   /** When the decision was made (resetMs counts from here). */
