@@ -153,8 +153,10 @@ try {
   try {
     await client.connect();
     if (options.reset) {
-      await client.query('truncate users, orders');
-      process.stderr.write('emptied users and orders\n');
+      // Recorded outcomes of writes vouch for rows that are about to go: a retry of their keys runs
+      // anew. Events and their deliveries stay; they are what happened, and receivers may be owed them.
+      await client.query('truncate users, orders, idempotency_keys');
+      process.stderr.write('emptied users, orders and idempotency records\n');
     }
     const started = performance.now();
     await seed(client, options.users, options.ordersPerUser);

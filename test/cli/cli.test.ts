@@ -74,7 +74,7 @@ describe('npm run db:migrate', () => {
 });
 
 describe('npm run seed', () => {
-  it('loads users and orders whose ids agree with their creation order, and --reset empties first', async () => {
+  it('loads users and orders whose ids agree with their creation order, and --reset empties them and the idempotency records first', async () => {
     const database = await createTestDatabase();
     drops.push(database.drop);
     const first = await run('src/cli/seed.ts', ['--users', '60', '--orders-per-user', '3'], database.url);
@@ -100,9 +100,23 @@ describe('npm run seed', () => {
     );
     expect(orphans).toEqual([{ n: 0 }]);
 
+    // A write's recorded outcome vouches for rows the reset removes: a retry of its key must run anew.
+    const key = JSON.parse(
+      (await run('src/cli/keys.ts', ['create', '--name', 'writer', '--scopes', 'orders:write', '--json'], database.url)).stdout,
+    ) as { id: string };
+    await query(
+      database.url,
+      `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
+       values ('${key.id}', 'retry-me', 'f', 201, '{}', '{}', now(), now() + interval '1 day')`,
+    );
     const reset = await run('src/cli/seed.ts', ['--users', '5', '--reset'], database.url);
     expect(reset.code, reset.stderr).toBe(0);
-    expect(await query(database.url, 'select count(*)::int as n from users')).toEqual([{ n: 5 }]);
+    expect(
+      await query(
+        database.url,
+        'select (select count(*)::int from users) as users, (select count(*)::int from idempotency_keys) as records',
+      ),
+    ).toEqual([{ users: 5, records: 0 }]);
   });
 
   it('explains its usage when the arguments are wrong', async () => {
