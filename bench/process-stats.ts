@@ -13,9 +13,16 @@ export function cpuMs(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
 }
 
-/** CPU time used so far by a process's children (PostgreSQL's backends, for the postmaster), in ms. */
+/**
+ * CPU time used so far by a process's children (PostgreSQL's backends, for the postmaster), in ms:
+ * the live ones' own, and the parent's count of the children it has reaped. Without the second, a
+ * backend that exited during a measurement took its CPU time out of the total, and the difference of
+ * two readings came out negative.
+ */
 export function childrenCpuMs(parentPid: number): number {
-  let total = 0;
+  // cutime and cstime, fields 16 and 17 of the line (13 and 14 after the split): reaped children's.
+  const parent = readFileSync(`/proc/${parentPid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  let total = ((Number(parent[13]) + Number(parent[14])) * 1000) / TICKS_PER_SECOND;
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     let stat: string;
