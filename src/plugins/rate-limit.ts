@@ -14,7 +14,8 @@
 import { Store, useRateLimiter, type Identity } from '@envelop/rate-limiter';
 import type { DocumentNode } from 'graphql';
 import { RateLimitedError } from '../errors.ts';
-import { whenSettled, type MaybePromise, type WindowState } from '../rate-limit/counter.ts';
+import { whenSettled, type MaybePromise } from '../maybe-promise.ts';
+import type { WindowState } from '../rate-limit/counter.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
 import type { Metrics } from '../telemetry/metrics.ts';

@@ -1,6 +1,7 @@
 // Fixed-window request budgets: an API key may spend `limit` units in a window that opens with its
 // first request and lasts `windowMs`; a request that would go over is refused whole and spends
 // nothing. Two stores keep the counters: this process's memory, or Redis for several instances.
+import type { MaybePromise } from '../maybe-promise.ts';
 
 /** Where a budget stands after a request was weighed against it. */
 export interface WindowState {
@@ -13,17 +14,7 @@ export interface WindowState {
   resetMs: number;
 }
 
-/**
- * A counter in this process answers at once; one across the network answers later. Callers take
- * both, so that the in-memory check, made on every request, costs no promise.
- */
-export type MaybePromise<T> = T | Promise<T>;
-
-/** `then` applied to a value at once, or to a promise's value once it settles. */
-export function whenSettled<T, R>(value: MaybePromise<T>, then: (value: T) => R): MaybePromise<R> {
-  return value instanceof Promise ? value.then(then) : then(value);
-}
-
+/** A counter in this process answers at once; one across the network answers later. */
 export interface RateLimitCounter {
   /** Spends `cost` units of `key`'s budget if all of them fit, atomically; otherwise spends nothing. */
   consume(key: string, cost: number, limit: number, windowMs: number): MaybePromise<WindowState>;

@@ -4,7 +4,8 @@
 // the running figures in `stats` are served on /ready for monitoring. While the store is out, a
 // probe asks it every second, so the end of an outage is noticed even when no request comes.
 import type { Logger } from '../log.ts';
-import type { MaybePromise, RateLimitCounter, WindowState } from './counter.ts';
+import type { MaybePromise } from '../maybe-promise.ts';
+import type { RateLimitCounter, WindowState } from './counter.ts';
 
 export interface FailOpenStats {
   /** Whether the last call to the store failed. */

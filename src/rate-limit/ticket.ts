@@ -1,4 +1,5 @@
-import type { MaybePromise, WindowState } from './counter.ts';
+import type { MaybePromise } from '../maybe-promise.ts';
+import type { WindowState } from './counter.ts';
 
 /**
  * One request's budget check, shared by every root field of it, the response headers and the
