@@ -8,6 +8,7 @@ import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { npmCi } from './npm-ci.ts';
 
 export interface Baseline {
   revision: string;
@@ -34,9 +35,7 @@ export async function checkOutBaseline(revision: string, root: string): Promise<
     if (sameLockfile && existsSync(path.join(root, 'node_modules'))) {
       await fs.symlink(path.join(root, 'node_modules'), path.join(checkout, 'node_modules'), 'dir');
     } else {
-      process.stderr.write(`installing the dependencies of ${commit} (its lockfile differs) …\n`);
-      const installed = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: checkout, stdio: 'inherit' });
-      if (installed.status !== 0) throw new Error(`npm ci failed for the baseline ${commit}`);
+      npmCi(checkout, `the dependencies of the baseline ${commit} (its lockfile differs)`);
     }
   } catch (error) {
     await remove();

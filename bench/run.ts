@@ -35,6 +35,7 @@ import { summarise } from './profile-summary.ts';
 import { webhookDelivery } from './webhooks.ts';
 import { baselineLabel, scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
 import { checkOutBaseline, type Baseline } from './baseline.ts';
+import { npmCi } from './npm-ci.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
 import { shaped } from '../src/guards.ts';
 
@@ -67,9 +68,7 @@ function freePort(): Promise<number> {
 function installReference(folder: string): void {
   const cwd = path.join(BENCH_DIR, 'references', folder);
   if (existsSync(path.join(cwd, 'node_modules'))) return;
-  process.stderr.write(`installing the ${folder} reference (bench only) …\n`);
-  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`npm ci failed in ${cwd}`);
+  npmCi(cwd, `the ${folder} reference (bench only)`);
 }
 
 interface Server {

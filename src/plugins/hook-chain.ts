@@ -79,6 +79,18 @@ function runHooks<P, R>(
   }
 }
 
+/** A payload's `endResponse` that also tells the chain the request was answered, so no later hook runs. */
+function answering(outer: { endResponse(response: Response): void }): { endResponse(response: Response): void; ended(): boolean } {
+  let ended = false;
+  return {
+    endResponse(response) {
+      if (response) ended = true;
+      outer.endResponse(response);
+    },
+    ended: () => ended,
+  };
+}
+
 /** The onExecuteDone hooks of one execution as one, with the stream hooks they return combined. */
 function executeDone(hooks: ExecuteDoneHook[]): ExecuteDoneHook {
   return (outer) => {
@@ -93,19 +105,14 @@ function executeDone(hooks: ExecuteDoneHook[]): ExecuteDoneHook {
     const collect = (result: ExecuteDoneResult) => {
       if (result && !isThenable(result)) streams.push(result);
     };
-    const combined = (): StreamHooks | undefined =>
-      streams.length === 0
-        ? undefined
-        : {
-            onNext: (next) =>
-              runHooks(
-                streams.flatMap((stream) => (stream.onNext ? [stream.onNext] : [])),
-                next,
-                () => false,
-                null,
-              ),
-            onEnd: () => streams.forEach((stream) => stream.onEnd?.()),
-          };
+    const combined = (): StreamHooks | undefined => {
+      if (streams.length === 0) return undefined;
+      const onNext = streams.flatMap((stream) => (stream.onNext ? [stream.onNext] : []));
+      return {
+        onNext: (next) => runHooks(onNext, next, () => false, null),
+        onEnd: () => streams.forEach((stream) => stream.onEnd?.()),
+      };
+    };
     return whenSettled(
       runHooks(hooks, payload, () => false, null, collect),
       combined,
@@ -126,7 +133,7 @@ export function chainHooks(plugins: ServerPlugin[], options: { logger: Logger })
 
   const chain: ServerPlugin = {
     onRequest(outer) {
-      let ended = false;
+      const end = answering(outer);
       // One payload for every hook; what one hook changes, the next sees.
       const payload: RequestPayload = {
         ...outer,
@@ -138,20 +145,12 @@ export function chainHooks(plugins: ServerPlugin[], options: { logger: Logger })
           payload.requestHandler = handler;
           outer.setRequestHandler(handler);
         },
-        endResponse(response) {
-          if (response) ended = true;
-          outer.endResponse(response);
-        },
+        endResponse: end.endResponse,
       };
-      return runHooks(
-        onRequest,
-        payload,
-        () => ended,
-        (error) => payload.endResponse(internal(payload.request, error, 'onRequest')),
-      );
+      return runHooks(onRequest, payload, end.ended, (error) => payload.endResponse(internal(payload.request, error, 'onRequest')));
     },
     onRequestParse(outer) {
-      let ended = false;
+      const end = answering(outer);
       const done: OnRequestParseDoneHook[] = [];
       const payload: ParsePayload = {
         ...outer,
@@ -159,20 +158,16 @@ export function chainHooks(plugins: ServerPlugin[], options: { logger: Logger })
           payload.requestParser = parser;
           outer.setRequestParser(parser);
         },
-        endResponse(response) {
-          if (response) ended = true;
-          outer.endResponse(response);
-        },
+        endResponse: end.endResponse,
       };
       const collect = (result: ParseResult) => {
         if (result && !isThenable(result) && result.onRequestParseDone) done.push(result.onRequestParseDone);
       };
       const finished = () =>
-        done.length === 0 ? undefined : { onRequestParseDone: ((p) => runHooks(done, p, () => false, null)) as OnRequestParseDoneHook };
-      return whenSettled(
-        runHooks(onRequestParse, payload, () => ended, null, collect),
-        finished,
-      );
+        done.length === 0
+          ? undefined
+          : { onRequestParseDone: (parsed: Parameters<OnRequestParseDoneHook>[0]) => runHooks(done, parsed, () => false, null) };
+      return whenSettled(runHooks(onRequestParse, payload, end.ended, null, collect), finished);
     },
     onExecute(outer) {
       let stopped = false;
