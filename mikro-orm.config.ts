@@ -31,6 +31,9 @@ export function ormOptions(clientUrl: string, overrides: Partial<Options> = {}):
     allowGlobalContext: false,
     // Never create or alter the schema implicitly: migrations own it.
     ensureDatabase: false,
+    // The one function (the idempotency claim) is defined by its migration alone, not declared to the
+    // ORM: comparing the schema with the entities leaves functions out.
+    schemaGenerator: { ignoreRoutines: true },
     ...overrides,
   });
 }

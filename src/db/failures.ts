@@ -1,8 +1,12 @@
 // What a failed database call means for the request that made it: PostgreSQL cancelled a statement
 // that ran too long, or the database cannot be reached (refused, reset, silent, shutting down). Both
-// are worth a retry; neither is a bug, so neither is a 500.
+// are worth a retry; neither is a bug, so neither is a 500. Or the statement was stopped by a refused
+// claim of its transaction's idempotency key, whose answer replaces the request's.
 
-export type DatabaseFailure = 'statement-timeout' | 'unreachable';
+export type DatabaseFailure = 'statement-timeout' | 'unreachable' | 'idempotency-key-claimed';
+
+/** The idempotency claim's refusals (the idempotency_claim migration): the key is in use; it has a live record (as JSON in the detail). */
+export const REFUSED_CLAIM = { inUse: 'PI409', recorded: 'PI200' } as const;
 
 /** PostgreSQL's "canceling statement due to statement timeout". */
 const QUERY_CANCELED = '57014';
@@ -39,6 +43,7 @@ export function databaseFailureOf(error: unknown, depth = 0): DatabaseFailure | 
     (name): unknown => Reflect.get(error, name),
   );
   if (code === QUERY_CANCELED) return 'statement-timeout';
+  if (code === REFUSED_CLAIM.inUse || code === REFUSED_CLAIM.recorded) return 'idempotency-key-claimed';
   if (typeof code === 'string' && (UNREACHABLE_STATES.test(code) || UNREACHABLE_ERRNOS.has(code))) return 'unreachable';
   if (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)) return 'unreachable';
   // Wrapped errors (GraphQL's originalError, a cause) and a dual-stack connect's AggregateError.

@@ -14,6 +14,12 @@ export function prepared(name: string, text: string): string {
   return `/* prepared:${name} */ ${text}`;
 }
 
+/** The name a text was marked with by `prepared`, and the statement without the mark; undefined for other texts. */
+export function preparedParts(text: string): { name: string; statement: string } | undefined {
+  const match = MARKER.exec(text);
+  return match ? { name: match[1]!, statement: text.slice(match[0].length + 1) } : undefined;
+}
+
 /**
  * Runs a statement (`$1`, `$2` … placeholders) with bound values on `em`'s connection: in its
  * transaction when it has one, which is the point (em.execute would inline the values).

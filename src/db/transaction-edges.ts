@@ -3,13 +3,19 @@
 // processes once more, which in a short transaction costs more than its statements do. So, on every
 // connection of the pool:
 // - BEGIN (as Kysely, under MikroORM, sends it) is held back and goes in one message with the
-//   transaction's first statement when that statement is plain text (the simple query protocol runs
-//   `begin; <statement>` in order, and the transaction stays open after it); before a statement with
-//   bound values, it goes first on its own, as it always did.
+//   transaction's first statement (the simple query protocol runs `begin; <statement>` in order, and
+//   the transaction stays open after it). That statement must be plain text: one marked by
+//   `prepared` is sent as the EXECUTE of its planned twin (plain-text.ts); before any other statement
+//   with bound values, BEGIN goes first on its own, as it always did.
+// - Riders (`riderText`) are statements that must open the transaction, such as the claim of an
+//   idempotency key: held back with BEGIN, they go in the same message, before the first statement.
+//   When the message fails with a rider's refusal, the transaction is refused: every statement after
+//   it fails with that refusal without being sent, until its ROLLBACK.
 // - A plain text that ends in COMMIT (`insert …; commit`) ends the transaction itself; the COMMIT or
 //   ROLLBACK its caller sends next is answered at once, as PostgreSQL would answer it with nothing
 //   but a warning. So is the end of a transaction whose BEGIN never went.
 import type pg from 'pg';
+import { asPlainText } from './plain-text.ts';
 import { queryAfter, type Query } from './query-wrapping.ts';
 
 /** What a statement answered locally reports, in the shape node-postgres gives. */
@@ -24,18 +30,55 @@ function plainText(args: unknown[]): string | undefined {
   return values === undefined || (Array.isArray(values) && values.length === 0) ? text : undefined;
 }
 
+/** A statement bound in the promise form, as plain text when it is one that has a planned twin. */
+function boundAsPlainText(args: unknown[]): string | undefined {
+  const [text, values] = args;
+  return args.length === 2 && typeof text === 'string' && Array.isArray(values) ? asPlainText(text, values) : undefined;
+}
+
+/** A statement that opens its transaction, in the message of the transaction's first statement. */
+export interface Rider {
+  text: string;
+  /** Whether the error of the message that carried the rider is the rider's own refusal. */
+  refused(error: unknown): boolean;
+}
+
+/** Riders on their way to a connection, by the number in their text. */
+const riders = new Map<number, Rider>();
+let lastRider = 0;
+const RIDER = /^\/\* rider:(\d+) \*\/$/;
+
+/** A text that, run on a connection whose transaction just began, holds `rider` back with its BEGIN. */
+export function riderText(rider: Rider): string {
+  riders.set(++lastRider, rider);
+  return `/* rider:${lastRider} */`;
+}
+
+/** Answers a statement with `error` without sending it, in the form its caller asked for. */
+function fail(args: unknown[], error: unknown): unknown {
+  const last = args.at(-1);
+  // The refusal is the error PostgreSQL answered with, so an Error.
+  if (typeof last !== 'function') return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- node-postgres's callbacks take the error first
+  queueMicrotask(() => (last as (error: unknown) => void)(error));
+  return undefined;
+}
+
 const ENDS_IN_COMMIT = /;\s*commit\s*$/i;
 
 export function foldsTransactionEdges(pool: pg.Pool): void {
-  /** Connections whose BEGIN is held back. */
-  const held = new WeakSet<pg.Client>();
+  /** Connections whose BEGIN is held back, with the riders held back with it. */
+  const held = new WeakMap<pg.Client, Rider[]>();
   /** Connections whose transaction a statement committed, and whose caller has yet to end it. */
   const ended = new WeakSet<pg.Client>();
-  // A connection goes back to the pool only after its transaction ended, so neither holds then;
-  // should one, the next borrower must not inherit it.
+  /** Connections whose transaction a rider refused, with the refusal. */
+  const refused = new WeakMap<pg.Client, unknown>();
+  // A connection goes back to the pool only after its transaction ended, so none of these holds
+  // then; should one, the next borrower must not inherit it.
   pool.on('release', (_error: Error | undefined, client: pg.PoolClient) => {
     held.delete(client);
     ended.delete(client);
+    refused.delete(client);
   });
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as Query;
@@ -43,26 +86,74 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- as said
     const plain = (text: string) => query(text, []) as Promise<unknown>;
     const send = (text: string) => (ENDS_IN_COMMIT.test(text) ? plain(text).then((result) => (ended.add(client), result)) : plain(text));
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through; only the promise form of plain text is changed
+    /** Sends the held BEGIN and riders, then `text` if any, in one message; answers with what `text` answered. */
+    const start = (waiting: Rider[], text?: string): Promise<unknown> =>
+      send(['begin', ...waiting.map((rider) => rider.text), ...(text === undefined ? [] : [text])].join('; ')).then(
+        (results) => {
+          // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- several statements in one text answer with one result each, one with its result
+          const all = (Array.isArray(results) ? results : [results]) as pg.QueryResult[];
+          const rest = all.slice(1 + waiting.length);
+          return rest.length === 1 ? rest[0] : rest;
+        },
+        (error: unknown) => {
+          if (waiting.some((rider) => rider.refused(error))) refused.set(client, error);
+          throw error;
+        },
+      );
+    /** The caller's statement, after the held BEGIN and its riders (in one message with them when it can). */
+    const startWith = (waiting: Rider[], args: unknown[], text: string | undefined) => {
+      if (text !== undefined) return start(waiting, text);
+      const converted = boundAsPlainText(args);
+      return converted === undefined ? queryAfter(start(waiting), query, args) : start(waiting, converted);
+    };
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through; only the promise form is changed
     client.query = ((...args: unknown[]) => {
       const text = plainText(args);
-      if (text === undefined) return held.delete(client) ? queryAfter(plain('begin'), query, args) : query(...args);
-      const command = text.trim().toLowerCase();
+      const command = text?.trim().toLowerCase();
+      if (refused.has(client)) {
+        if (command !== 'rollback') return fail(args, refused.get(client));
+        refused.delete(client);
+        return query(...args);
+      }
+      const waiting = held.get(client);
+      if (text === undefined) {
+        if (waiting === undefined) return query(...args);
+        held.delete(client);
+        return startWith(waiting, args, undefined);
+      }
+      const rider = RIDER.exec(text);
+      if (rider) {
+        const own = riders.get(Number(rider[1]))!;
+        riders.delete(Number(rider[1]));
+        if (waiting !== undefined) {
+          waiting.push(own);
+          return Promise.resolve(localResult('SELECT'));
+        }
+        // No BEGIN held back (a transaction already under way): the rider goes now, on its own.
+        return plain(own.text).catch((error: unknown) => {
+          if (own.refused(error)) refused.set(client, error);
+          throw error;
+        });
+      }
       if (command === 'begin') {
-        held.add(client);
+        held.set(client, []);
         return Promise.resolve(localResult('BEGIN'));
       }
       if (command === 'commit' || command === 'rollback') {
-        if (held.delete(client) || ended.delete(client)) return Promise.resolve(localResult(command.toUpperCase()));
+        if (waiting !== undefined) {
+          held.delete(client);
+          // Riders with nothing after them still go when the transaction is to be kept.
+          if (command === 'commit' && waiting.length > 0) {
+            return start(waiting, 'commit').then(() => (ended.delete(client), localResult('COMMIT')));
+          }
+          return Promise.resolve(localResult(command.toUpperCase()));
+        }
+        if (ended.delete(client)) return Promise.resolve(localResult(command.toUpperCase()));
         return query(...args);
       }
-      if (!held.delete(client)) return send(text);
-      // The caller's text answers with what follows BEGIN's result.
-      return send(`begin; ${text}`).then((results) => {
-        // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- several statements in one text answer with one result each
-        const [, ...rest] = results as pg.QueryResult[];
-        return rest.length === 1 ? rest[0] : rest;
-      });
+      if (waiting === undefined) return send(text);
+      held.delete(client);
+      return startWith(waiting, args, text);
     }) as typeof client.query;
   });
 }

@@ -6,6 +6,7 @@ import { databaseFailureOf } from '../db/failures.ts';
 import {
   DomainError,
   ForbiddenError,
+  IdempotencyKeyInFlightError,
   PROBLEM_KINDS,
   PROBLEM_TYPE_BASE,
   stopsWholeRequest,
@@ -31,6 +32,9 @@ function domainErrorOf(error: unknown): DomainError | undefined {
       return new TimeoutError('The request took too long and was stopped; try again, or ask for less at once.');
     case 'unreachable':
       return new UnavailableError(`The database cannot be reached right now; try again in ${UNAVAILABLE_RETRY_AFTER_S} seconds.`);
+    case 'idempotency-key-claimed':
+      // The idempotency plugin answers with the key's record or refusal instead.
+      return new IdempotencyKeyInFlightError('A request with this Idempotency-Key was answered or is still being processed.');
     default:
       return undefined;
   }

@@ -37,8 +37,11 @@ export interface IdempotencyState {
   face: Face;
   method: string;
   path: string;
-  /** The recorded outcome this request is answered with. */
-  replay?: RecordedOutcome;
+  /**
+   * Runs once the request is answered with its own outcome, not a recorded one nor a refusal of its
+   * key: what must not happen twice for one write (usage counting).
+   */
+  onOwnOutcome?: () => void;
   /** The claimed key's open transaction, which the operation's writes join. */
   write?: IdempotentWrite;
   result?: ExecutionResult;
@@ -75,6 +78,9 @@ function refusalOf(error: unknown): { kind: ProblemKind; detail: string } {
   return { kind, detail: kind === 'internal' ? INTERNAL_DETAIL : masked.message };
 }
 
+/** Refusals of the key itself: the request did not run as its own. */
+const KEY_REFUSALS = ['idempotency-key-in-flight', 'idempotency-key-reused'] as const satisfies readonly ProblemKind[];
+
 /** A failure of ours (5xx), or the rate limiter's refusal: not an outcome to keep. */
 const isKept = (kind: ProblemKind) => PROBLEM_KINDS[kind].status < 500 && PROBLEM_KINDS[kind].status !== 429;
 
@@ -103,7 +109,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       serverContext.idempotency = { header, face: faceOf(url.pathname), method: request.method, path: url.pathname };
     },
 
-    onExecute({ args, setResultAndStopExecution }) {
+    onExecute({ args }) {
       const state = args.contextValue.idempotency;
       const auth = args.contextValue.auth;
       if (!state || !auth) return;
@@ -132,13 +138,8 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
         state.face === 'rest'
           ? fingerprintOf(['rest', state.method, state.path, variables])
           : fingerprintOf(['graphql', sourceOf(document), variables, operationName ?? null]);
-      return IdempotentWrite.begin(options.em(), { apiKeyId: auth.key.id, key, fingerprint }).then((claim) => {
-        if ('replay' in claim) {
-          state.replay = claim.replay;
-          setResultAndStopExecution({ data: null });
-          return undefined;
-        }
-        state.write = claim.write;
+      return IdempotentWrite.begin(options.em(), { apiKeyId: auth.key.id, key, fingerprint }).then((write) => {
+        state.write = write;
         return {
           onExecuteDone({ result }: { result: unknown }) {
             // Without @defer or @stream, execution yields one result.
@@ -150,28 +151,38 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
 
     onResponse(payload) {
       const state = payload.serverContext.idempotency;
-      if (state?.replay) {
-        payload.setResponse(replayed(payload.response, state.replay, payload.fetchAPI.Response));
-        return;
-      }
       // Synchronous for every other request: no promise where nothing is recorded.
-      if (state?.write) return settle(state, state.write, payload);
+      if (state?.write) {
+        return settle(state, state.write, payload).then((own) => {
+          if (own) state.onOwnOutcome?.();
+        });
+      }
     },
   };
 
-  /** Records (or abandons) a claimed write once its response exists, and answers accordingly. */
-  async function settle(state: IdempotencyState, write: IdempotentWrite, payload: ResponsePayload): Promise<void> {
+  /**
+   * Records (or abandons) a claimed write once its response exists, and answers accordingly. False
+   * when the answer is not this request's own outcome: a replay, or a refusal of its key.
+   */
+  async function settle(state: IdempotencyState, write: IdempotentWrite, payload: ResponsePayload): Promise<boolean> {
     const { request, response, setResponse } = payload;
     const ResponseClass = payload.fetchAPI.Response;
     const body = response.body === null ? null : await response.text();
     const answer = new ResponseClass(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    // The key was in use or recorded: the operation's answer is not this request's.
+    const refused = write.refusedClaim();
+    if (refused) {
+      await write.abandon();
+      setResponse('replay' in refused ? replayed(response, refused.replay, ResponseClass) : refuse(request, refusalOf(refused.error)));
+      return false;
+    }
     const failed = (state.result?.errors ?? []).map(refusalOf).find((refusal) => !isKept(refusal.kind));
     if (response.status >= 500 || response.status === 429 || failed) {
       // Nothing of it is kept, so the retry runs again; an answer that reported part of the work
       // done must now say it was not.
       await write.abandon();
       setResponse(response.status < 400 && failed ? refuse(request, failed) : answer);
-      return;
+      return true;
     }
     const headers = Object.fromEntries(
       RECORDED_HEADERS.flatMap((name) => (response.headers.has(name) ? [[name, response.headers.get(name)!]] : [])),
@@ -189,14 +200,15 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       if (refusal.kind === 'internal')
         logger.error({ err: error }, 'a write with an Idempotency-Key could not be committed; it was rolled back');
       setResponse(refuse(request, refusal));
-      return;
+      return !isOneOf(KEY_REFUSALS, refusal.kind);
     }
     if (!recorded.committed) {
       setResponse(replayed(response, recorded.replay, ResponseClass));
-      return;
+      return false;
     }
     // The write is committed and its response not yet sent: where a crash must lead to a replay.
     crashAt('crash-after-idempotent-commit');
     setResponse(answer);
+    return true;
   }
 }

@@ -1,5 +1,6 @@
 // Counts each executed request against its API key, on both faces: REST routes run through the
-// same execution, so a REST call and the GraphQL query behind it count as the same operation.
+// same execution, so a REST call and the GraphQL query behind it count as the same operation. A
+// replayed write is no second use.
 import type { UsageRecorder } from '../services/api-key-usage.ts';
 import { rootFields, type RootFields } from './root-fields.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
@@ -25,7 +26,11 @@ export function useUsageCounting(recorder: UsageRecorder): ServerPlugin {
       const run = rootFields(document, operationName);
       const { auth } = args.contextValue;
       if (!run || !auth) return;
-      recorder.record(auth.key.id, labelOf(run), auth.clientIp);
+      const count = () => recorder.record(auth.key.id, labelOf(run), auth.clientIp);
+      // A write under an Idempotency-Key counts once its answer is its own, not a replay (plugins/idempotency.ts).
+      const idempotent = args.contextValue.idempotency;
+      if (idempotent?.write) idempotent.onOwnOutcome = count;
+      else count();
     },
   };
 }

@@ -10,8 +10,9 @@
 // transaction timeout when its machine does), and the retry then runs the write once.
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '../db/orm.ts';
-import { violatedConstraint } from '../db/failures.ts';
+import { REFUSED_CLAIM, violatedConstraint } from '../db/failures.ts';
 import { execute, planned, runPlainText } from '../db/plain-text.ts';
+import { riderText } from '../db/transaction-edges.ts';
 import { prepared, runPrepared } from '../db/prepared.ts';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, ValidationError } from '../errors.ts';
 
@@ -64,25 +65,13 @@ export interface IdempotencyScope {
 }
 
 type Stored = RecordedOutcome & { fingerprint: string };
-type Row = { locked: boolean; stored: Stored | null };
-
-/** The live record of (API key, key), as one JSON value; the two are SQL expressions. */
-const STORED = (apiKeyId: string, key: string) =>
-  `select json_build_object('fingerprint', fingerprint, 'status', status, 'headers', headers, 'body', body)
-   from idempotency_keys where api_key_id = ${apiKeyId} and key = ${key} and expires_at > now()`;
 
 /**
- * Claims a key: its lock, and its live record if there is one. An expired record of the key goes
- * once the lock is held, so that recording the outcome is a plain insert, which fails when another
- * request's record is live. Planned, so that it travels in one message with the transaction's BEGIN.
+ * Claims a key for the transaction (the migration's idempotency_claim): its lock, or an error whose
+ * code says why not (REFUSED_CLAIM). Planned, so that it travels in one message with the BEGIN and
+ * the first statement of the write.
  */
-const CLAIM = planned(
-  'idempotency_claim',
-  ['text', 'text'],
-  `with claim as (select pg_try_advisory_xact_lock(hashtextextended($1 || E'\\n' || $2, 0)) as locked),
-     expired as (delete from idempotency_keys where api_key_id = $1 and key = $2 and expires_at <= now() and (select locked from claim))
-   select (select locked from claim) as locked, (${STORED('$1', '$2')}) as stored`,
-);
+const CLAIM = planned('idempotency_claim', ['text', 'text'], 'select idempotency_claim($1, $2)');
 
 /** Records an outcome; planned, so that it travels in one message with the COMMIT after it. */
 const RECORD = planned(
@@ -93,7 +82,11 @@ const RECORD = planned(
 );
 
 /** The live record of a key, after its insert found one. */
-const FIND = prepared('idempotency_find', `select (${STORED('$1', '$2')}) as stored`);
+const FIND = prepared(
+  'idempotency_find',
+  `select json_build_object('fingerprint', fingerprint, 'status', status, 'headers', headers, 'body', body) as stored
+   from idempotency_keys where api_key_id = $1 and key = $2 and expires_at > now()`,
+);
 
 /** What a record answers a request with: its outcome, if the request is the one it recorded. */
 function replayOf(stored: Stored, scope: IdempotencyScope): RecordedOutcome {
@@ -105,12 +98,15 @@ function replayOf(stored: Stored, scope: IdempotencyScope): RecordedOutcome {
   return { status: stored.status, headers: stored.headers, body: stored.body };
 }
 
-/** PostgreSQL's "current transaction is aborted": an earlier statement of the transaction failed. */
-function isAbortedTransaction(error: unknown): boolean {
+const inUse = () =>
+  new IdempotencyKeyInFlightError('A request with this Idempotency-Key is still being processed; retry after it has been answered.');
+
+/** PostgreSQL's error code, on the error or its causes. */
+function codeOf(error: unknown): unknown {
   for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) {
-    if ('code' in cause && cause.code === '25P02') return true;
+    if ('code' in cause) return cause.code;
   }
-  return false;
+  return undefined;
 }
 
 /**
@@ -125,89 +121,132 @@ async function rollBack(em: EntityManager): Promise<void> {
 /** The outcome of `record`: kept with the write, or a record another request committed first. */
 export type Recorded = { committed: true } | { committed: false; replay: RecordedOutcome };
 
-/** A write whose key was free: its transaction is open on `em` until `record` or `abandon`. */
+/** Why a claim was refused: a record to answer with, or an error (the key is in use, or recorded for another request). */
+export type RefusedClaim = { replay: RecordedOutcome } | { error: IdempotencyKeyInFlightError | IdempotencyKeyReusedError };
+
+/**
+ * A write under an idempotency key: its transaction is open on `em` until `record` or `abandon`.
+ *
+ * The key's claim opens the transaction, in one message with the write's first statement: the write
+ * runs as if the key were free, and a refused claim stops that message before the statement runs.
+ * The statement then fails with the refusal (and so does every statement after it, unsent), the
+ * operation's answer is discarded, and `refusedClaim` says what to answer instead. A write that ran
+ * no statement sends its claim with its record.
+ */
 export class IdempotentWrite {
   readonly em: EntityManager;
   readonly #scope: IdempotencyScope;
-  #open = true;
+  #unsettled = true;
+  #refusal: RefusedClaim | undefined;
 
   private constructor(em: EntityManager, scope: IdempotencyScope) {
     this.em = em;
     this.#scope = scope;
   }
 
-  /**
-   * Opens the write's transaction and claims the key: a recorded outcome to replay, or the write to
-   * run. Refuses a key in use by a running request, or recorded for a different request.
-   */
-  static async begin(em: EntityManager, scope: IdempotencyScope): Promise<{ replay: RecordedOutcome } | { write: IdempotentWrite }> {
-    await em.begin();
+  /** Opens the write's transaction, its claim of the key held back to go with the first statement. */
+  static async begin(em: EntityManager, scope: IdempotencyScope): Promise<IdempotentWrite> {
+    const write = new IdempotentWrite(em, scope);
+    await write.#open();
+    return write;
+  }
+
+  /** Begins the transaction, the claim held back with its BEGIN (no message yet). */
+  async #open(): Promise<void> {
+    await this.em.begin();
     try {
-      const [row] = await runPlainText<Row>(em, execute(CLAIM, [scope.apiKeyId, scope.key]));
-      if (!row?.locked) {
-        throw new IdempotencyKeyInFlightError(
-          'A request with this Idempotency-Key is still being processed; retry after it has been answered.',
-        );
-      }
-      if (row.stored) {
-        await rollBack(em);
-        return { replay: replayOf(row.stored, scope) };
-      }
-      return { write: new IdempotentWrite(em, scope) };
+      const { apiKeyId, key } = this.#scope;
+      await runPlainText(this.em, riderText({ text: execute(CLAIM, [apiKeyId, key]), refused: (error) => this.#refusedClaim(error) }));
     } catch (error) {
-      await rollBack(em);
+      await rollBack(this.em);
       throw error;
     }
   }
 
+  /** Whether `error` is the claim's refusal; notes what to answer instead. */
+  #refusedClaim(error: unknown): boolean {
+    const code = codeOf(error);
+    if (code === REFUSED_CLAIM.inUse) {
+      this.#refusal = { error: inUse() };
+    } else if (code === REFUSED_CLAIM.recorded) {
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the claim's detail is the record as JSON (the migration)
+      const stored = JSON.parse(String((error as { detail?: unknown }).detail)) as Stored;
+      try {
+        this.#refusal = { replay: replayOf(stored, this.#scope) };
+      } catch (reused) {
+        if (!(reused instanceof IdempotencyKeyReusedError)) throw reused;
+        this.#refusal = { error: reused };
+      }
+    }
+    return code === REFUSED_CLAIM.inUse || code === REFUSED_CLAIM.recorded;
+  }
+
+  /** The claim's refusal, once a statement carried the claim and it was refused; the transaction is then of no use. */
+  refusedClaim(): RefusedClaim | undefined {
+    return this.#refusal;
+  }
+
   /**
-   * Records the outcome and commits it with the write. `wroteNothing`: the outcome reports that
-   * nothing was done (a refusal).
+   * Records the outcome and commits it with the write, or answers with the claim's refusal.
+   * `wroteNothing`: the outcome reports that nothing was done (a refusal).
    *
    * The claim's look-up ran in a snapshot taken before its lock was granted, so a request with the
    * same key that committed in between went unseen; its record makes this one's insert fail, and
    * this request's write is rolled back and answered with that record instead.
    */
   async record(outcome: RecordedOutcome, ttlMs: number, wroteNothing: boolean): Promise<Recorded> {
-    this.#open = false;
+    this.#unsettled = false;
     try {
       return await this.#settle(outcome, ttlMs);
     } catch (error) {
       // A refusal the database made (a missing user, an email in use) aborted the transaction, which
-      // then holds nothing to keep: the outcome is recorded on its own. (Without a savepoint before
-      // every write, which would cost each one a subtransaction.)
-      if (!wroteNothing || !isAbortedTransaction(error)) throw error;
+      // then holds nothing to keep: the outcome is recorded on its own, under a new claim. (Without a
+      // savepoint before every write, which would cost each one a subtransaction.)
+      if (this.#refusal || !wroteNothing || codeOf(error) !== '25P02') throw error;
       this.em.clear();
-      await this.em.begin();
+      await this.#open();
       return await this.#settle(outcome, ttlMs);
     }
   }
 
-  /** Inserts the record and commits with it, or rolls back for another's record. */
+  /** Inserts the record and commits with it; or rolls back, for the claim's refusal or another's record. */
   async #settle(outcome: RecordedOutcome, ttlMs: number): Promise<Recorded> {
     const { apiKeyId, key, fingerprint } = this.#scope;
     const { status, headers, body } = outcome;
-    try {
-      // Changes still in the unit of work join the transaction before it ends in the statement below.
-      await this.em.flush();
-      await runPlainText(this.em, `${execute(RECORD, [apiKeyId, key, fingerprint, status, JSON.stringify(headers), body, ttlMs])}; commit`);
-    } catch (error) {
+    if (this.#refusal === undefined) {
+      try {
+        // Changes still in the unit of work join the transaction before it ends in the statement below.
+        await this.em.flush();
+        await runPlainText(
+          this.em,
+          `${execute(RECORD, [apiKeyId, key, fingerprint, status, JSON.stringify(headers), body, ttlMs])}; commit`,
+        );
+        // The statement committed; this ends the unit of work's transaction too, with no round trip
+        // (db/transaction-edges.ts).
+        await this.em.commit();
+        return { committed: true };
+      } catch (error) {
+        await rollBack(this.em);
+        // Unless the record's statement carried the claim, which was refused:
+        if (this.#refusal === undefined) {
+          if (violatedConstraint(error) !== 'idempotency_keys_pkey') throw error;
+          const [row] = await runPrepared<{ stored: Stored | null }>(this.em, FIND, [apiKeyId, key]);
+          if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read', { cause: error });
+          return { committed: false, replay: replayOf(row.stored, this.#scope) };
+        }
+      }
+    } else {
       await rollBack(this.em);
-      if (violatedConstraint(error) !== 'idempotency_keys_pkey') throw error;
-      const [row] = await runPrepared<{ stored: Stored | null }>(this.em, FIND, [apiKeyId, key]);
-      if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read', { cause: error });
-      return { committed: false, replay: replayOf(row.stored, this.#scope) };
     }
-    // The statement committed; this ends the unit of work's transaction too, with no round trip
-    // (db/transaction-edges.ts).
-    await this.em.commit();
-    return { committed: true };
+    const refused: RefusedClaim = this.#refusal;
+    if ('error' in refused) throw refused.error;
+    return { committed: false, replay: refused.replay };
   }
 
   /** Rolls the write back and frees the key: the outcome is not one to keep (a failure of ours). */
   async abandon(): Promise<void> {
-    if (!this.#open) return;
-    this.#open = false;
+    if (!this.#unsettled) return;
+    this.#unsettled = false;
     await rollBack(this.em);
   }
 }

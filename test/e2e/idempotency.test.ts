@@ -8,6 +8,7 @@ import { withFailpoint } from '../support/failpoints.ts';
 import { match } from '../support/match.ts';
 import { expectProblem, rest, type Order, type RestResponse } from '../support/rest.ts';
 import { loadConfig } from '../../src/config.ts';
+import { usageOfApiKey } from '../../src/services/api-key-usage.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
@@ -232,6 +233,28 @@ describe('Idempotency-Key under concurrency', () => {
       expect(refusal.headers.get('retry-after')).toBe('1');
     }
     expect(await ordersOf(userId)).toBe(1);
+    // Refusals and replays are answers, not failures: nothing worth an error line.
+    const errors = [...server.logs, ...second.logs].filter((line) => (line.level as number) >= 50);
+    expect(errors).toEqual([]);
+  });
+});
+
+describe('usage', () => {
+  it('counts a write once, however often it is replayed', async () => {
+    const secret = await server.createKey({ name: 'Replayed' });
+    const [{ id }] = (await server.orm.em
+      .fork()
+      .execute<{ id: string }[]>('select id from api_keys where prefix = ?', [secret.slice(0, 16)])) as [{ id: string }];
+    const userId = await createUser();
+    const key = uniqueKey();
+    const send = () =>
+      rest(server, 'POST', `/users/${userId}/orders`, { json: { total: 5 }, headers: { 'x-api-key': secret, 'idempotency-key': key } });
+    expect((await send()).status).toBe(201);
+    for (let i = 0; i < 2; i++) expect((await send()).headers.get('idempotent-replayed')).toBe('true');
+    await server.usage.flush();
+    expect(await usageOfApiKey(server.orm.em.fork(), id, 1)).toEqual([
+      { day: new Date().toISOString().slice(0, 10), operation: 'Mutation.createOrder', requests: 1 },
+    ]);
   });
 });
 

@@ -1,8 +1,9 @@
-// The idempotency record against a real PostgreSQL, where timing over HTTP cannot reach: a record
-// that committed after the claim looked (its snapshot predates the lock) wins over this write.
+// The idempotency record against a real PostgreSQL, where timing over HTTP cannot reach: a claim
+// that travels with the write's first statement and stops it when refused, and a record that
+// committed after the claim looked (its snapshot predates the lock) wins over this write.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openOrm, type MikroORM } from '../../src/db/orm.ts';
-import { IdempotencyKeyReusedError } from '../../src/errors.ts';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../../src/errors.ts';
 import { createLogger } from '../../src/log.ts';
 import { createApiKey } from '../../src/services/api-keys.ts';
 import { IdempotentWrite, fingerprintOf, type IdempotencyScope } from '../../src/services/idempotency.ts';
@@ -29,13 +30,13 @@ afterAll(async () => {
 });
 
 const TTL_MS = 60_000;
+/** What a statement stopped by a refused claim fails with (through the ORM, which wraps it). */
+const IN_USE = /idempotency key in use/;
 let sequence = 0;
 const scopeOf = (body: unknown): IdempotencyScope => ({ apiKeyId, key: `race-${++sequence}`, fingerprint: fingerprintOf([body]) });
 
 async function claim(scope: IdempotencyScope): Promise<IdempotentWrite> {
-  const claimed = await IdempotentWrite.begin(orm.em.fork(), scope);
-  if (!('write' in claimed)) throw new Error('the key was not free');
-  return claimed.write;
+  return await IdempotentWrite.begin(orm.em.fork(), scope);
 }
 
 /** A row the write makes in its transaction, to see whether it was kept. */
@@ -65,7 +66,49 @@ describe('recording an outcome', () => {
     const outcome = { status: 201, headers: { 'content-type': 'application/json' }, body: `{"it's":"mine"}` };
     expect(await write.record(outcome, TTL_MS, false)).toEqual({ committed: true });
     expect(await markers()).toContain(scope.key);
-    expect(await IdempotentWrite.begin(orm.em.fork(), scope)).toEqual({ replay: outcome });
+    // The retry's claim travels with its first statement, which it stops.
+    const retry = await claim(scope);
+    await expect(writeMarker(retry, `${scope.key}-again`)).rejects.toThrow(/idempotency key recorded/);
+    expect(retry.refusedClaim()).toEqual({ replay: outcome });
+    expect(await retry.record({ status: 500, headers: {}, body: null }, TTL_MS, false)).toEqual({ committed: false, replay: outcome });
+    expect(await markers()).not.toContain(`${scope.key}-again`);
+  });
+
+  it('claims with the record when the write ran no statement, and replays that record', async () => {
+    const scope = scopeOf({ total: 4 });
+    const outcome = { status: 400, headers: { 'content-type': 'application/problem+json' }, body: '{"title":"Bad"}' };
+    expect(await (await claim(scope)).record(outcome, TTL_MS, true)).toEqual({ committed: true });
+    expect(await (await claim(scope)).record({ status: 201, headers: {}, body: '{}' }, TTL_MS, false)).toEqual({
+      committed: false,
+      replay: outcome,
+    });
+  });
+
+  it('refuses, without running its statements, a write whose key another open write holds', async () => {
+    const scope = scopeOf({ total: 5 });
+    const first = await claim(scope);
+    await writeMarker(first, `${scope.key}-first`);
+    const second = await claim(scope);
+    await expect(writeMarker(second, `${scope.key}-second`)).rejects.toThrow(IN_USE);
+    // Every statement after the refusal fails with it, unsent.
+    await expect(writeMarker(second, `${scope.key}-third`)).rejects.toThrow(IN_USE);
+    const refused = second.refusedClaim();
+    expect(refused && 'error' in refused ? refused.error : refused).toBeInstanceOf(IdempotencyKeyInFlightError);
+    await expect(second.record({ status: 201, headers: {}, body: '{}' }, TTL_MS, false)).rejects.toBeInstanceOf(
+      IdempotencyKeyInFlightError,
+    );
+    expect(await first.record({ status: 201, headers: {}, body: '{}' }, TTL_MS, false)).toEqual({ committed: true });
+    expect(await markers()).toEqual(expect.arrayContaining([`${scope.key}-first`]));
+    expect(await markers()).not.toEqual(expect.arrayContaining([`${scope.key}-second`]));
+  });
+
+  it('refuses a retry whose request differs from the recorded one', async () => {
+    const scope = scopeOf({ total: 6 });
+    expect(await (await claim(scope)).record({ status: 201, headers: {}, body: '{}' }, TTL_MS, false)).toEqual({ committed: true });
+    const other = await claim({ ...scope, fingerprint: fingerprintOf(['another request']) });
+    await expect(writeMarker(other, `${scope.key}-other`)).rejects.toThrow(/idempotency key recorded/);
+    await expect(other.record({ status: 201, headers: {}, body: '{}' }, TTL_MS, false)).rejects.toBeInstanceOf(IdempotencyKeyReusedError);
+    expect(await markers()).not.toContain(`${scope.key}-other`);
   });
 
   it('answers with a record committed after the claim looked, and rolls its own write back', async () => {

@@ -11,6 +11,7 @@ import { Migration20261123030000_events_and_webhook_endpoints } from './Migratio
 import { Migration20261123040000_webhook_delivery } from './Migration20261123040000_webhook_delivery.ts';
 import { Migration20261123050000_event_traceparent } from './Migration20261123050000_event_traceparent.ts';
 import { Migration20261124000000_webhook_deliveries_fillfactor } from './Migration20261124000000_webhook_deliveries_fillfactor.ts';
+import { Migration20261125000000_idempotency_claim } from './Migration20261125000000_idempotency_claim.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -24,4 +25,5 @@ export const migrations = [
   Migration20261123040000_webhook_delivery,
   Migration20261123050000_event_traceparent,
   Migration20261124000000_webhook_deliveries_fillfactor,
+  Migration20261125000000_idempotency_claim,
 ];
