@@ -5,7 +5,7 @@
 
 export type DatabaseFailure = 'statement-timeout' | 'unreachable' | 'idempotency-key-claimed';
 
-/** The idempotency claim's refusals (the idempotency_claim migration): the key is in use; it has a live record (as JSON in the detail). */
+/** The idempotency claim's refusals (the idempotency_claim migration): the key is in use; it has a live record. */
 export const REFUSED_CLAIM = { inUse: 'PI409', recorded: 'PI200' } as const;
 
 /** PostgreSQL's "canceling statement due to statement timeout". */

@@ -5,17 +5,10 @@
 // each connection with SQL PREPARE the first time that connection needs it, then run with EXECUTE and
 // its values written as literals. For the few statements whose round trips matter most; everything
 // else binds its values (prepared.ts, sql.ts).
-import { createRequire } from 'node:module';
 import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import type { EntityManager } from './orm.ts';
-import { preparedParts } from './prepared.ts';
 import { queryAfter, type Query } from './query-wrapping.ts';
-
-// node-postgres's own conversion of a bound value to the text it sends, so that a value written as a
-// literal reaches PostgreSQL as the same text it would have bound (dates, arrays, JSON alike).
-// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a module of node-postgres's without types of its own; this is its documented signature
-const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue(value: unknown): unknown };
 
 /** A statement PostgreSQL keeps planned per connection, run with `execute`. */
 export interface PlannedStatement {
@@ -30,9 +23,9 @@ const MARKER = new RegExp(`${MARKER_START.replace(/[/*]/g, '\\$&')}(\\w+) \\*/`,
 /** Every planned statement, by name: the connection wrapper prepares them from here. */
 const statements = new Map<string, PlannedStatement>();
 
-/** `text` uses `$1`, `$2` … for values of `types` (none given: PostgreSQL infers them, as for a bound statement). */
+/** `text` uses `$1`, `$2` … for values of `types`. */
 export function planned(name: string, types: readonly string[], text: string): PlannedStatement {
-  const statement = { name, prepare: `prepare ${name}${types.length > 0 ? ` (${types.join(', ')})` : ''} as ${text}` };
+  const statement = { name, prepare: `prepare ${name} (${types.join(', ')}) as ${text}` };
   if (statements.has(name)) throw new Error(`a planned statement is already named ${name}`);
   statements.set(name, statement);
   return statement;
@@ -51,29 +44,6 @@ export function literal(value: string | number | null): string {
 /** The statement's EXECUTE with these values, marked so that the connection prepares it first. */
 export function execute(statement: PlannedStatement, values: readonly (string | number | null)[]): string {
   return `${MARKER_START}${statement.name} */ execute ${statement.name}(${values.map(literal).join(', ')})`;
-}
-
-/** The planned twins of statements marked by `prepared`, by the prepared statement's name. */
-const twins = new Map<string, PlannedStatement>();
-
-/**
- * A statement marked by `prepared`, with its bound values, as plain text: the EXECUTE of a planned
- * twin (prepared under a name of its own, its parameter types inferred as for the bound statement),
- * with each value written as the text node-postgres would have bound. Undefined for any other
- * statement, or for a value that is not text (binary data).
- */
-export function asPlainText(text: string, values: readonly unknown[]): string | undefined {
-  const parts = preparedParts(text);
-  if (parts === undefined) return undefined;
-  const literals: (string | null)[] = [];
-  for (const value of values) {
-    const bound = prepareValue(value);
-    if (bound !== null && typeof bound !== 'string') return undefined;
-    literals.push(bound);
-  }
-  let twin = twins.get(parts.name);
-  if (twin === undefined) twins.set(parts.name, (twin = planned(`${parts.name}_text`, [], parts.statement)));
-  return execute(twin, literals);
 }
 
 /** Runs plain text (no placeholders) on `em`'s connection, in its transaction when it has one. */

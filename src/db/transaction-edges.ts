@@ -3,19 +3,20 @@
 // processes once more, which in a short transaction costs more than its statements do. So, on every
 // connection of the pool:
 // - BEGIN (as Kysely, under MikroORM, sends it) is held back and goes in one message with the
-//   transaction's first statement (the simple query protocol runs `begin; <statement>` in order, and
-//   the transaction stays open after it). That statement must be plain text: one marked by
-//   `prepared` is sent as the EXECUTE of its planned twin (plain-text.ts); before any other statement
-//   with bound values, BEGIN goes first on its own, as it always did.
-// - Riders (`riderText`) are statements that must open the transaction, such as the claim of an
-//   idempotency key: held back with BEGIN, they go in the same message, before the first statement.
-//   When the message fails with a rider's refusal, the transaction is refused: every statement after
-//   it fails with that refusal without being sent, until its ROLLBACK.
+//   transaction's first statement: with a plain text, as `begin; <statement>` in the simple query
+//   protocol; with a statement whose values are bound, as a pipeline of both (pipeline.ts). Before a
+//   statement in the callback form, it goes first on its own, as it always did.
+// - Riders (`riderText`) are statements with bound values that must open the transaction, such as
+//   the claim of an idempotency key: held back with BEGIN, they go in its pipeline, before the first
+//   statement. A rider that fails stops the statements after it (the pipeline skips them); when the
+//   failure is the rider's refusal, the transaction is refused: every statement after it fails with
+//   that refusal without being sent, until its ROLLBACK.
 // - A plain text that ends in COMMIT (`insert …; commit`) ends the transaction itself; the COMMIT or
 //   ROLLBACK its caller sends next is answered at once, as PostgreSQL would answer it with nothing
 //   but a warning. So is the end of a transaction whose BEGIN never went.
 import type pg from 'pg';
-import { asPlainText } from './plain-text.ts';
+import { runPipeline, type Step } from './pipeline.ts';
+import { preparedParts } from './prepared.ts';
 import { queryAfter, type Query } from './query-wrapping.ts';
 
 /** What a statement answered locally reports, in the shape node-postgres gives. */
@@ -30,16 +31,19 @@ function plainText(args: unknown[]): string | undefined {
   return values === undefined || (Array.isArray(values) && values.length === 0) ? text : undefined;
 }
 
-/** A statement bound in the promise form, as plain text when it is one that has a planned twin. */
-function boundAsPlainText(args: unknown[]): string | undefined {
+/** A statement with bound values in the promise form, as a step of a pipeline; undefined for any other form. */
+function boundStep(args: unknown[]): Step | undefined {
   const [text, values] = args;
-  return args.length === 2 && typeof text === 'string' && Array.isArray(values) ? asPlainText(text, values) : undefined;
+  if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values)) return undefined;
+  return { text, values, name: preparedParts(text)?.name };
 }
 
 /** A statement that opens its transaction, in the message of the transaction's first statement. */
 export interface Rider {
+  /** With `$1`, `$2` … for `values`; marked by `prepared` to be bound to the connection's prepared statement when it has one. */
   text: string;
-  /** Whether the error of the message that carried the rider is the rider's own refusal. */
+  values: readonly unknown[];
+  /** Whether an error of the pipeline that carried the rider is the rider's refusal. */
   refused(error: unknown): boolean;
 }
 
@@ -54,13 +58,17 @@ export function riderText(rider: Rider): string {
   return `/* rider:${lastRider} */`;
 }
 
+const stepOf = (rider: Rider): Step => ({ text: rider.text, values: rider.values, name: preparedParts(rider.text)?.name });
+const BEGIN: Step = { text: 'begin', values: [] };
+
 /** Answers a statement with `error` without sending it, in the form its caller asked for. */
 function fail(args: unknown[], error: unknown): unknown {
   const last = args.at(-1);
   // The refusal is the error PostgreSQL answered with, so an Error.
-  if (typeof last !== 'function') return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  const reason = error instanceof Error ? error : new Error(String(error));
+  if (typeof last !== 'function') return Promise.reject(reason);
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- node-postgres's callbacks take the error first
-  queueMicrotask(() => (last as (error: unknown) => void)(error));
+  queueMicrotask(() => (last as (error: unknown) => void)(reason));
   return undefined;
 }
 
@@ -86,26 +94,12 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- as said
     const plain = (text: string) => query(text, []) as Promise<unknown>;
     const send = (text: string) => (ENDS_IN_COMMIT.test(text) ? plain(text).then((result) => (ended.add(client), result)) : plain(text));
-    /** Sends the held BEGIN and riders, then `text` if any, in one message; answers with what `text` answered. */
-    const start = (waiting: Rider[], text?: string): Promise<unknown> =>
-      send(['begin', ...waiting.map((rider) => rider.text), ...(text === undefined ? [] : [text])].join('; ')).then(
-        (results) => {
-          // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- several statements in one text answer with one result each, one with its result
-          const all = (Array.isArray(results) ? results : [results]) as pg.QueryResult[];
-          const rest = all.slice(1 + waiting.length);
-          return rest.length === 1 ? rest[0] : rest;
-        },
-        (error: unknown) => {
-          if (waiting.some((rider) => rider.refused(error))) refused.set(client, error);
-          throw error;
-        },
-      );
-    /** The caller's statement, after the held BEGIN and its riders (in one message with them when it can). */
-    const startWith = (waiting: Rider[], args: unknown[], text: string | undefined) => {
-      if (text !== undefined) return start(waiting, text);
-      const converted = boundAsPlainText(args);
-      return converted === undefined ? queryAfter(start(waiting), query, args) : start(waiting, converted);
-    };
+    /** Runs the held BEGIN and riders with `steps` after them; a rider's refusal refuses the transaction. */
+    const start = (waiting: Rider[], steps: Step[]) =>
+      runPipeline(query, [BEGIN, ...waiting.map(stepOf), ...steps]).catch((error: unknown) => {
+        if (waiting.some((rider) => rider.refused(error))) refused.set(client, error);
+        throw error;
+      });
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through; only the promise form is changed
     client.query = ((...args: unknown[]) => {
       const text = plainText(args);
@@ -119,21 +113,23 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
       if (text === undefined) {
         if (waiting === undefined) return query(...args);
         held.delete(client);
-        return startWith(waiting, args, undefined);
+        const step = boundStep(args);
+        if (step === undefined) return queryAfter(start(waiting, []), query, args);
+        return start(waiting, [step]).then((results) => results.at(-1));
       }
       const rider = RIDER.exec(text);
       if (rider) {
         const own = riders.get(Number(rider[1]))!;
         riders.delete(Number(rider[1]));
-        if (waiting !== undefined) {
-          waiting.push(own);
-          return Promise.resolve(localResult('SELECT'));
+        if (waiting === undefined) {
+          // No BEGIN held back (a transaction already under way): the rider goes now, on its own.
+          return runPipeline(query, [stepOf(own)]).catch((error: unknown) => {
+            if (own.refused(error)) refused.set(client, error);
+            throw error;
+          });
         }
-        // No BEGIN held back (a transaction already under way): the rider goes now, on its own.
-        return plain(own.text).catch((error: unknown) => {
-          if (own.refused(error)) refused.set(client, error);
-          throw error;
-        });
+        waiting.push(own);
+        return Promise.resolve(localResult('SELECT'));
       }
       if (command === 'begin') {
         held.set(client, []);
@@ -143,9 +139,8 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
         if (waiting !== undefined) {
           held.delete(client);
           // Riders with nothing after them still go when the transaction is to be kept.
-          if (command === 'commit' && waiting.length > 0) {
-            return start(waiting, 'commit').then(() => (ended.delete(client), localResult('COMMIT')));
-          }
+          if (command === 'commit' && waiting.length > 0)
+            return start(waiting, [{ text: 'commit', values: [] }]).then((results) => results.at(-1));
           return Promise.resolve(localResult(command.toUpperCase()));
         }
         if (ended.delete(client)) return Promise.resolve(localResult(command.toUpperCase()));
@@ -153,7 +148,14 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
       }
       if (waiting === undefined) return send(text);
       held.delete(client);
-      return startWith(waiting, args, text);
+      // Riders bind values, which the simple query protocol cannot: they go first, in a pipeline with BEGIN.
+      if (waiting.length > 0) return start(waiting, []).then(() => send(text));
+      // The caller's text answers with what follows BEGIN's result.
+      return send(`begin; ${text}`).then((results) => {
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- several statements in one text answer with one result each
+        const [, ...rest] = results as pg.QueryResult[];
+        return rest.length === 1 ? rest[0] : rest;
+      });
     }) as typeof client.query;
   });
 }

@@ -170,9 +170,8 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
     const body = response.body === null ? null : await response.text();
     const answer = new ResponseClass(body, { status: response.status, statusText: response.statusText, headers: response.headers });
     // The key was in use or recorded: the operation's answer is not this request's.
-    const refused = write.refusedClaim();
-    if (refused) {
-      await write.abandon();
+    if (write.claimRefused) {
+      const refused = await write.refusal();
       setResponse('replay' in refused ? replayed(response, refused.replay, ResponseClass) : refuse(request, refusalOf(refused.error)));
       return false;
     }

@@ -68,10 +68,10 @@ type Stored = RecordedOutcome & { fingerprint: string };
 
 /**
  * Claims a key for the transaction (the migration's idempotency_claim): its lock, or an error whose
- * code says why not (REFUSED_CLAIM). Planned, so that it travels in one message with the BEGIN and
- * the first statement of the write.
+ * code says why not (REFUSED_CLAIM). It rides with BEGIN, in one message with the write's first
+ * statement (db/transaction-edges.ts).
  */
-const CLAIM = planned('idempotency_claim', ['text', 'text'], 'select idempotency_claim($1, $2)');
+const CLAIM = prepared('idempotency_claim', 'select idempotency_claim($1, $2)');
 
 /** Records an outcome; planned, so that it travels in one message with the COMMIT after it. */
 const RECORD = planned(
@@ -122,7 +122,7 @@ async function rollBack(em: EntityManager): Promise<void> {
 export type Recorded = { committed: true } | { committed: false; replay: RecordedOutcome };
 
 /** Why a claim was refused: a record to answer with, or an error (the key is in use, or recorded for another request). */
-export type RefusedClaim = { replay: RecordedOutcome } | { error: IdempotencyKeyInFlightError | IdempotencyKeyReusedError };
+type RefusedClaim = { replay: RecordedOutcome } | { error: IdempotencyKeyInFlightError | IdempotencyKeyReusedError };
 
 /**
  * A write under an idempotency key: its transaction is open on `em` until `record` or `abandon`.
@@ -130,14 +130,15 @@ export type RefusedClaim = { replay: RecordedOutcome } | { error: IdempotencyKey
  * The key's claim opens the transaction, in one message with the write's first statement: the write
  * runs as if the key were free, and a refused claim stops that message before the statement runs.
  * The statement then fails with the refusal (and so does every statement after it, unsent), the
- * operation's answer is discarded, and `refusedClaim` says what to answer instead. A write that ran
- * no statement sends its claim with its record.
+ * operation's answer is discarded, and `refusal` says what to answer instead. A write that ran no
+ * statement sends its claim with its record.
  */
 export class IdempotentWrite {
   readonly em: EntityManager;
   readonly #scope: IdempotencyScope;
   #unsettled = true;
-  #refusal: RefusedClaim | undefined;
+  /** How a statement that carried the claim found the key, when it was not free. */
+  #claimRefused: 'in-use' | 'recorded' | undefined;
 
   private constructor(em: EntityManager, scope: IdempotencyScope) {
     this.em = em;
@@ -156,34 +157,42 @@ export class IdempotentWrite {
     await this.em.begin();
     try {
       const { apiKeyId, key } = this.#scope;
-      await runPlainText(this.em, riderText({ text: execute(CLAIM, [apiKeyId, key]), refused: (error) => this.#refusedClaim(error) }));
+      const refused = (error: unknown) => {
+        const code = codeOf(error);
+        if (code === REFUSED_CLAIM.inUse) this.#claimRefused = 'in-use';
+        if (code === REFUSED_CLAIM.recorded) this.#claimRefused = 'recorded';
+        return code === REFUSED_CLAIM.inUse || code === REFUSED_CLAIM.recorded;
+      };
+      await runPlainText(this.em, riderText({ text: CLAIM, values: [apiKeyId, key], refused }));
     } catch (error) {
       await rollBack(this.em);
       throw error;
     }
   }
 
-  /** Whether `error` is the claim's refusal; notes what to answer instead. */
-  #refusedClaim(error: unknown): boolean {
-    const code = codeOf(error);
-    if (code === REFUSED_CLAIM.inUse) {
-      this.#refusal = { error: inUse() };
-    } else if (code === REFUSED_CLAIM.recorded) {
-      // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the claim's detail is the record as JSON (the migration)
-      const stored = JSON.parse(String((error as { detail?: unknown }).detail)) as Stored;
-      try {
-        this.#refusal = { replay: replayOf(stored, this.#scope) };
-      } catch (reused) {
-        if (!(reused instanceof IdempotencyKeyReusedError)) throw reused;
-        this.#refusal = { error: reused };
-      }
-    }
-    return code === REFUSED_CLAIM.inUse || code === REFUSED_CLAIM.recorded;
+  /** Whether a statement carried the claim and it was refused; the transaction is then of no use. */
+  get claimRefused(): boolean {
+    return this.#claimRefused !== undefined;
   }
 
-  /** The claim's refusal, once a statement carried the claim and it was refused; the transaction is then of no use. */
-  refusedClaim(): RefusedClaim | undefined {
-    return this.#refusal;
+  /**
+   * Ends a write whose claim was refused: rolls it back and answers with the key's record (which
+   * the claim found live) or the refusal.
+   */
+  async refusal(): Promise<RefusedClaim> {
+    this.#unsettled = false;
+    await rollBack(this.em);
+    if (this.#claimRefused === 'recorded') {
+      const [row] = await runPrepared<{ stored: Stored | null }>(this.em, FIND, [this.#scope.apiKeyId, this.#scope.key]);
+      try {
+        // Gone since (expired and purged): a retry will find the key free.
+        if (row?.stored) return { replay: replayOf(row.stored, this.#scope) };
+      } catch (error) {
+        if (error instanceof IdempotencyKeyReusedError) return { error };
+        throw error;
+      }
+    }
+    return { error: inUse() };
   }
 
   /**
@@ -202,7 +211,7 @@ export class IdempotentWrite {
       // A refusal the database made (a missing user, an email in use) aborted the transaction, which
       // then holds nothing to keep: the outcome is recorded on its own, under a new claim. (Without a
       // savepoint before every write, which would cost each one a subtransaction.)
-      if (this.#refusal || !wroteNothing || codeOf(error) !== '25P02') throw error;
+      if (this.claimRefused || !wroteNothing || codeOf(error) !== '25P02') throw error;
       this.em.clear();
       await this.#open();
       return await this.#settle(outcome, ttlMs);
@@ -213,7 +222,7 @@ export class IdempotentWrite {
   async #settle(outcome: RecordedOutcome, ttlMs: number): Promise<Recorded> {
     const { apiKeyId, key, fingerprint } = this.#scope;
     const { status, headers, body } = outcome;
-    if (this.#refusal === undefined) {
+    if (!this.claimRefused) {
       try {
         // Changes still in the unit of work join the transaction before it ends in the statement below.
         await this.em.flush();
@@ -226,21 +235,19 @@ export class IdempotentWrite {
         await this.em.commit();
         return { committed: true };
       } catch (error) {
-        await rollBack(this.em);
-        // Unless the record's statement carried the claim, which was refused:
-        if (this.#refusal === undefined) {
+        // Unless the claim went with the record and was refused:
+        if (!this.claimRefused) {
+          await rollBack(this.em);
           if (violatedConstraint(error) !== 'idempotency_keys_pkey') throw error;
           const [row] = await runPrepared<{ stored: Stored | null }>(this.em, FIND, [apiKeyId, key]);
           if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read', { cause: error });
           return { committed: false, replay: replayOf(row.stored, this.#scope) };
         }
       }
-    } else {
-      await rollBack(this.em);
     }
-    const refused: RefusedClaim = this.#refusal;
-    if ('error' in refused) throw refused.error;
-    return { committed: false, replay: refused.replay };
+    const refusal = await this.refusal();
+    if ('error' in refusal) throw refusal.error;
+    return { committed: false, replay: refusal.replay };
   }
 
   /** Rolls the write back and frees the key: the outcome is not one to keep (a failure of ours). */

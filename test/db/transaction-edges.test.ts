@@ -1,11 +1,10 @@
-// A transaction's BEGIN shares a message with its first plain statement (or the plain twin of a
-// prepared one) and with the riders that open it, a refused rider stops the transaction, and a
-// COMMIT after a statement that committed costs nothing, against a real PostgreSQL; what reaches the
-// server is counted below the folding.
+// A transaction's BEGIN shares a message with its first statement (plain text, or a pipeline with
+// one whose values are bound) and with the riders that open it, a refused rider stops the
+// transaction, and a COMMIT after a statement that committed costs nothing, against a real
+// PostgreSQL; what reaches the server is counted below the folding.
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { preparesPlannedStatements } from '../../src/db/plain-text.ts';
-import { prepared } from '../../src/db/prepared.ts';
+import { prepared, preparesMarkedStatements } from '../../src/db/prepared.ts';
 import { foldsTransactionEdges, riderText } from '../../src/db/transaction-edges.ts';
 import { wirePool, type WirePool } from '../support/wire-pool.ts';
 
@@ -15,7 +14,7 @@ let sent: string[];
 
 beforeAll(async () => {
   wire = await wirePool((pool) => {
-    preparesPlannedStatements(pool);
+    preparesMarkedStatements(pool);
     foldsTransactionEdges(pool);
   });
   ({ pool, sent } = wire);
@@ -56,12 +55,13 @@ describe('transaction edges', () => {
     expect(await rows()).toEqual([]);
   });
 
-  it('sends BEGIN on its own before a statement with bound values, and the transaction holds', async () => {
+  it('sends BEGIN in one message with a first statement whose values are bound, and the transaction holds', async () => {
     const messages = await transaction(async (client) => {
       await client.query('insert into edges values ($1)', [2]);
+      expect(client.getTransactionStatus()).toBe('T');
       await client.query('rollback', []);
     });
-    expect(messages).toEqual(['begin', 'insert into edges values ($1)', 'rollback']);
+    expect(messages).toEqual(['begin; insert into edges values ($1)', 'rollback']);
     expect(await rows()).toEqual([]);
   });
 
@@ -119,31 +119,40 @@ describe('transaction edges', () => {
     expect(await rows()).toEqual([6]);
   });
 
-  it("sends a prepared statement with bound values as its plain twin, in BEGIN's message, the values exactly as bound", async () => {
+  it('binds the values of a prepared statement in the pipeline, exactly as node-postgres binds them', async () => {
     const insert = prepared('test_edges_insert', 'insert into edges values ($1) returning n, $2::text as note, $3::timestamptz as at');
     const at = new Date('2026-01-02T03:04:05.678Z');
+    const note = `it's "quoted" \\ ✓`;
+    // Once outside a transaction, so that the connection has it prepared; then bound by name in the pipeline.
+    await pool.query(insert, [7, note, at]);
     const messages = await transaction(async (client) => {
-      const inserted = await client.query(insert, [8, `it's "quoted" \\ ✓`, at]);
-      expect(inserted.rows).toEqual([{ n: 8, note: `it's "quoted" \\ ✓`, at }]);
+      const inserted = await client.query(insert, [8, note, at]);
+      expect(inserted.rows).toEqual([{ n: 8, note, at }]);
       await client.query('commit', []);
     });
-    expect(messages).toEqual([
-      expect.stringMatching(/^prepare test_edges_insert_text as insert into edges/),
-      expect.stringMatching(/^begin; \/\* planned:test_edges_insert_text \*\/ execute test_edges_insert_text\(/),
-      'commit',
-    ]);
-    expect(await rows()).toEqual([8]);
+    expect(messages).toEqual([`begin; ${insert}`, 'commit']);
+    expect(await rows()).toEqual([7, 8]);
   });
 
   it("sends riders with BEGIN and the first statement, and answers with that statement's result", async () => {
     const messages = await transaction(async (client) => {
-      expect((await client.query(riderText({ text: 'select 1', refused: () => false }), [])).command).toBe('SELECT');
-      const inserted = await client.query('insert into edges values (9) returning n', []);
+      expect((await client.query(riderText({ text: 'select $1::int', values: [1], refused: () => false }), [])).command).toBe('SELECT');
+      const inserted = await client.query('insert into edges values ($1) returning n', [9]);
       expect(inserted.rows).toEqual([{ n: 9 }]);
       await client.query('commit', []);
     });
-    expect(messages).toEqual(['begin; select 1; insert into edges values (9) returning n', 'commit']);
+    expect(messages).toEqual(['begin; select $1::int; insert into edges values ($1) returning n', 'commit']);
     expect(await rows()).toEqual([9]);
+  });
+
+  it('sends riders with BEGIN before a first statement in plain text, which follows on its own', async () => {
+    const messages = await transaction(async (client) => {
+      await client.query(riderText({ text: 'select $1::int', values: [1], refused: () => false }), []);
+      await client.query('insert into edges values (13)', []);
+      await client.query('commit', []);
+    });
+    expect(messages).toEqual(['begin; select $1::int', 'insert into edges values (13)', 'commit']);
+    expect(await rows()).toEqual([13]);
   });
 
   it('stops the transaction at a refused rider: its statement never runs, nor any after it, until the rollback', async () => {
@@ -151,24 +160,25 @@ describe('transaction edges', () => {
     const messages = await transaction(async (client) => {
       const rider = riderText({
         text: `do $$ begin raise exception 'refused here'; end $$`,
+        values: [],
         refused: (error) => refusal.test(String(error)),
       });
       await client.query(rider, []);
-      await expect(client.query('insert into edges values (10)', [])).rejects.toThrow(refusal);
+      await expect(client.query('insert into edges values ($1)', [10])).rejects.toThrow(refusal);
       await expect(client.query('insert into edges values (11)', [])).rejects.toThrow(refusal);
       await expect(client.query('commit', [])).rejects.toThrow(refusal);
       await client.query('rollback', []);
       expect(client.getTransactionStatus()).toBe('I');
     });
-    expect(messages).toEqual([`begin; do $$ begin raise exception 'refused here'; end $$; insert into edges values (10)`, 'rollback']);
+    expect(messages).toEqual([`begin; do $$ begin raise exception 'refused here'; end $$; insert into edges values ($1)`, 'rollback']);
     expect(await rows()).toEqual([]);
   });
 
   it('sends riders that nothing followed with the COMMIT, and none with a ROLLBACK', async () => {
-    const rider = () => riderText({ text: 'insert into edges values (12)', refused: () => false });
+    const rider = () => riderText({ text: 'insert into edges values ($1)', values: [12], refused: () => false });
     expect(await transaction(async (client) => void (await client.query(rider(), []), await client.query('rollback', [])))).toEqual([]);
     expect(await transaction(async (client) => void (await client.query(rider(), []), await client.query('commit', [])))).toEqual([
-      'begin; insert into edges values (12); commit',
+      'begin; insert into edges values ($1); commit',
     ]);
     expect(await rows()).toEqual([12]);
   });
