@@ -8,7 +8,10 @@
 import { createRequire } from 'node:module';
 import type pg from 'pg';
 
-/** A statement of the pipeline; `name`, when given, is the prepared statement to use if the connection has it. */
+/**
+ * A statement of the pipeline. With a `name`, it is prepared on each connection the first time a
+ * pipeline there runs it, and only bound after that.
+ */
 export interface Step {
   text: string;
   values: readonly unknown[];
@@ -20,6 +23,7 @@ interface Connection {
   parsedStatements: Record<string, string>;
   stream: { cork?: () => void; uncork?: () => void };
   parse(query: { text: string; name: string; types: unknown[] }): void;
+  close(message: { type: 'S'; name: string }): void;
   bind(config: { portal: string; statement: string; values: unknown[] }): void;
   describe(message: { type: 'P'; name: string }): void;
   execute(config: { portal: string; rows: number }): void;
@@ -38,12 +42,31 @@ const Query = require('pg/lib/query.js') as QueryClass;
 // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- as said
 const { prepareValue } = require('pg/lib/utils.js') as { prepareValue(value: unknown): unknown };
 
+/**
+ * The statements each connection has prepared for pipelines. Under names of their own (`pipelined_`
+ * and the step's name), apart from those node-postgres prepares, which it tracks itself: when a
+ * pipeline fails, whether its new statements were prepared is unknown, so the next pipeline that
+ * needs one closes it first, which is no error when it does not exist.
+ */
+const preparedOn = new WeakMap<Connection, Set<string>>();
+const pipelinedName = (name: string) => `pipelined_${name}`;
+
 class PipelinedQuery extends Query {
   readonly #steps: readonly Step[];
+  #preparing: { connection: Connection; names: string[] } | undefined;
 
   constructor(steps: readonly Step[], callback: (error: Error | null, result: unknown) => void) {
     // The text is what the query reads as, in errors and in notes of what was sent.
-    super({ text: steps.map((step) => step.text).join('; '), callback });
+    super({
+      text: steps.map((step) => step.text).join('; '),
+      callback: (error, result) => {
+        if (error === null && this.#preparing) {
+          const { connection, names } = this.#preparing;
+          for (const name of names) preparedOn.get(connection)?.add(name);
+        }
+        callback(error, result);
+      },
+    });
     this.#steps = steps;
   }
 
@@ -55,14 +78,23 @@ class PipelinedQuery extends Query {
     } catch (error) {
       return error instanceof Error ? error : new Error(String(error));
     }
+    let prepared = preparedOn.get(connection);
+    if (prepared === undefined) preparedOn.set(connection, (prepared = new Set()));
+    const preparing: string[] = [];
+    this.#preparing = { connection, names: preparing };
     connection.stream.cork?.();
     try {
       this.#steps.forEach((step, index) => {
-        // A statement the connection prepared under its name is only bound; any other is parsed as
-        // the unnamed statement, which each Parse replaces.
-        const named = step.name !== undefined && connection.parsedStatements[step.name] === step.text ? step.name : '';
-        if (named === '') connection.parse({ text: step.text, name: '', types: [] });
-        connection.bind({ portal: '', statement: named, values: bound[index]! });
+        // A statement without a name is parsed as the unnamed statement, which each Parse replaces.
+        const name = step.name === undefined ? '' : pipelinedName(step.name);
+        if (name === '' || !prepared.has(name)) {
+          if (name !== '') {
+            connection.close({ type: 'S', name });
+            preparing.push(name);
+          }
+          connection.parse({ text: step.text, name, types: [] });
+        }
+        connection.bind({ portal: '', statement: name, values: bound[index]! });
         connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
       });
