@@ -5,6 +5,7 @@ import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { DatabaseAvailability } from './availability.ts';
 import { boundedConnectionOptions, guardPool, type ConnectionBounds } from './connections.ts';
+import { preparesPlannedStatements } from './plain-text.ts';
 import { preparesMarkedStatements } from './prepared.ts';
 import { foldsTransactionEdges } from './transaction-edges.ts';
 import { errnoOf } from '../guards.ts';
@@ -62,6 +63,7 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
       onPoolCreated: (pool: pg.Pool) => {
         guardPool(pool, settings.availability);
         preparesMarkedStatements(pool);
+        preparesPlannedStatements(pool);
         foldsTransactionEdges(pool);
       },
     },

@@ -11,18 +11,13 @@
 //   statement. A rider that fails stops the statements after it (the pipeline skips them); when the
 //   failure is the rider's refusal, the transaction is refused: every statement after it fails with
 //   that refusal without being sent, until its ROLLBACK.
-// - A statement that ends in COMMIT (`insert …; commit`, in plain text, or with bound values and then
-//   sent as a pipeline of the two) ends the transaction itself; the COMMIT or ROLLBACK its caller
-//   sends next is answered at once, as PostgreSQL would answer it with nothing but a warning. So is
-//   the end of a transaction whose BEGIN never went.
-import { CompiledQuery } from 'kysely';
+// - A plain text that ends in COMMIT (`insert …; commit`) ends the transaction itself; the COMMIT or
+//   ROLLBACK its caller sends next is answered at once, as PostgreSQL would answer it with nothing
+//   but a warning. So is the end of a transaction whose BEGIN never went.
 import type pg from 'pg';
-import type { EntityManager } from './orm.ts';
 import { runPipeline, type Step } from './pipeline.ts';
 import { preparedParts } from './prepared.ts';
 import { queryAfter, type Query } from './query-wrapping.ts';
-
-const ENDS_IN_COMMIT = /;\s*commit\s*$/i;
 
 /** What a statement answered locally reports, in the shape node-postgres gives. */
 function localResult(command: string): pg.QueryResult {
@@ -36,16 +31,11 @@ function plainText(args: unknown[]): string | undefined {
   return values === undefined || (Array.isArray(values) && values.length === 0) ? text : undefined;
 }
 
-/**
- * A statement with bound values in the promise form, as steps of a pipeline: the statement, and a
- * COMMIT when its text ends in one. Undefined for any other form.
- */
-function boundSteps(args: unknown[]): Step[] | undefined {
+/** A statement with bound values in the promise form, as a step of a pipeline; undefined for any other form. */
+function boundStep(args: unknown[]): Step | undefined {
   const [text, values] = args;
   if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values)) return undefined;
-  const statement = text.replace(ENDS_IN_COMMIT, '');
-  const step = { text: statement, values, name: preparedParts(statement)?.name };
-  return statement === text ? [step] : [step, COMMIT];
+  return { text, values, name: preparedParts(text)?.name };
 }
 
 /** A statement that opens its transaction, in the message of the transaction's first statement. */
@@ -68,14 +58,8 @@ export function riderText(rider: Rider): string {
   return `/* rider:${lastRider} */`;
 }
 
-/** Holds `rider` back with the BEGIN of `em`'s transaction, which has just begun: it goes with the first statement. */
-export async function ride(em: EntityManager, rider: Rider): Promise<void> {
-  await em.getKysely().executeQuery(CompiledQuery.raw(riderText(rider), []));
-}
-
 const stepOf = (rider: Rider): Step => ({ text: rider.text, values: rider.values, name: preparedParts(rider.text)?.name });
 const BEGIN: Step = { text: 'begin', values: [] };
-const COMMIT: Step = { text: 'commit', values: [] };
 
 /** Answers a statement with `error` without sending it, in the form its caller asked for. */
 function fail(args: unknown[], error: unknown): unknown {
@@ -87,6 +71,8 @@ function fail(args: unknown[], error: unknown): unknown {
   queueMicrotask(() => (last as (error: unknown) => void)(reason));
   return undefined;
 }
+
+const ENDS_IN_COMMIT = /;\s*commit\s*$/i;
 
 export function foldsTransactionEdges(pool: pg.Pool): void {
   /** Connections whose BEGIN is held back, with the riders held back with it. */
@@ -114,14 +100,6 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
         if (waiting.some((rider) => rider.refused(error))) refused.set(client, error);
         throw error;
       });
-    /** Runs a bound statement's steps, after the held BEGIN and riders if any; answers with the statement's result. */
-    const bound = (waiting: Rider[] | undefined, steps: Step[]) => {
-      const ran = waiting === undefined ? runPipeline(query, steps) : start(waiting, steps);
-      return ran.then((results) => {
-        if (steps.at(-1) === COMMIT) ended.add(client);
-        return results[results.length - steps.length];
-      });
-    };
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through; only the promise form is changed
     client.query = ((...args: unknown[]) => {
       const text = plainText(args);
@@ -133,10 +111,11 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
       }
       const waiting = held.get(client);
       if (text === undefined) {
-        const steps = boundSteps(args);
-        if (waiting === undefined) return steps?.length === 2 ? bound(undefined, steps) : query(...args);
+        if (waiting === undefined) return query(...args);
         held.delete(client);
-        return steps === undefined ? queryAfter(start(waiting, []), query, args) : bound(waiting, steps);
+        const step = boundStep(args);
+        if (step === undefined) return queryAfter(start(waiting, []), query, args);
+        return start(waiting, [step]).then((results) => results.at(-1));
       }
       const rider = RIDER.exec(text);
       if (rider) {

@@ -11,7 +11,8 @@
 import { createHash } from 'node:crypto';
 import type { EntityManager } from '../db/orm.ts';
 import { REFUSED_CLAIM, violatedConstraint } from '../db/failures.ts';
-import { ride } from '../db/transaction-edges.ts';
+import { execute, planned, runPlainText } from '../db/plain-text.ts';
+import { riderText } from '../db/transaction-edges.ts';
 import { prepared, runPrepared } from '../db/prepared.ts';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, ValidationError } from '../errors.ts';
 
@@ -72,11 +73,12 @@ type Stored = RecordedOutcome & { fingerprint: string };
  */
 const CLAIM = prepared('idempotency_claim', 'select idempotency_claim($1, $2)');
 
-/** Records an outcome; it travels in one message with the COMMIT after it (db/transaction-edges.ts). */
-const RECORD = prepared(
+/** Records an outcome; planned, so that it travels in one message with the COMMIT after it. */
+const RECORD = planned(
   'idempotency_record',
+  ['text', 'text', 'text', 'smallint', 'jsonb', 'text', 'bigint'],
   `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
-   values ($1, $2, $3, $4, $5::jsonb, $6, now(), now() + $7::bigint * interval '1 millisecond')`,
+   values ($1, $2, $3, $4, $5, $6, now(), now() + $7 * interval '1 millisecond')`,
 );
 
 /** The live record of a key, after its insert found one. */
@@ -161,7 +163,7 @@ export class IdempotentWrite {
         if (code === REFUSED_CLAIM.recorded) this.#claimRefused = 'recorded';
         return code === REFUSED_CLAIM.inUse || code === REFUSED_CLAIM.recorded;
       };
-      await ride(this.em, { text: CLAIM, values: [apiKeyId, key], refused });
+      await runPlainText(this.em, riderText({ text: CLAIM, values: [apiKeyId, key], refused }));
     } catch (error) {
       await rollBack(this.em);
       throw error;
@@ -224,7 +226,10 @@ export class IdempotentWrite {
       try {
         // Changes still in the unit of work join the transaction before it ends in the statement below.
         await this.em.flush();
-        await runPrepared(this.em, `${RECORD}; commit`, [apiKeyId, key, fingerprint, status, JSON.stringify(headers), body, ttlMs]);
+        await runPlainText(
+          this.em,
+          `${execute(RECORD, [apiKeyId, key, fingerprint, status, JSON.stringify(headers), body, ttlMs])}; commit`,
+        );
         // The statement committed; this ends the unit of work's transaction too, with no round trip
         // (db/transaction-edges.ts).
         await this.em.commit();
