@@ -33,7 +33,7 @@ import { load, quantile, type Run } from './load.ts';
 import { CAN_PIN, childrenCpuMs, cpuMs, pin, pinned, rssMb, watchRss } from './process-stats.ts';
 import { summarise } from './profile-summary.ts';
 import { webhookDelivery } from './webhooks.ts';
-import { baselineLabel, scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
+import { baselineLabel, inRoundOrder, scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
 import { checkOutBaseline, type Baseline } from './baseline.ts';
 import { npmCi } from './npm-ci.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
@@ -519,7 +519,7 @@ try {
     for (let round = 0; round < ROUNDS; round++) {
       for (const scenario of all) {
         const inRound = new Map<Variant, Measurement>();
-        for (const variant of scenario.variants) {
+        for (const variant of inRoundOrder(scenario.variants, round)) {
           const measured = await measure(admin, serverOf(variant.server), variant);
           inRound.set(variant, measured);
           results.set(variant, [...(results.get(variant) ?? []), measured]);

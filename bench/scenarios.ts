@@ -9,9 +9,10 @@ export type ServerName =
   'Portico' | 'Portico baseline' | 'Portico twin' | 'Portico traced' | 'PostGraphile 5' | 'PostGraphile 4' | 'raw pg';
 
 /**
- * The same request to Portico with tracing on (10% of traces sampled, sent to a collector), right
- * after its twin: a second Portico without tracing, which serves only these scenarios too, so that it
+ * The same request to Portico with tracing on (10% of traces sampled, sent to a collector), and to
+ * its twin: a second Portico without tracing, which serves only these scenarios too, so that it
  * waits between its runs as long as the traced one does. Tracing's cost is the one against the other.
+ * The two take turns going first from round to round (inRoundOrder).
  */
 const tracedAndTwin = (request: (i: number) => HttpRequest): Variant[] => [
   { label: 'Portico twin, untraced', server: 'Portico twin', request },
@@ -23,6 +24,19 @@ export interface Inputs {
   userIds: readonly string[];
   /** With a baseline (BENCH_BASELINE), every Portico request is also sent to it, right before. */
   baseline?: boolean;
+}
+
+/**
+ * The variants in the order they run in `round`: in odd rounds the traced Portico goes before its
+ * twin, so that neither always meets the machine as the other left it.
+ */
+export function inRoundOrder(variants: readonly Variant[], round: number): readonly Variant[] {
+  const twin = variants.findIndex((v) => v.server === 'Portico twin');
+  const traced = variants.findIndex((v) => v.server === 'Portico traced');
+  if (round % 2 === 0 || twin < 0 || traced < 0) return variants;
+  const order = [...variants];
+  [order[twin], order[traced]] = [variants[traced]!, variants[twin]!];
+  return order;
 }
 
 /** The label of a Portico variant's request sent to the baseline. */

@@ -51,6 +51,13 @@ function samplerOf(config: TracingConfig): Sampler {
 }
 
 /**
+ * Packages left as they are. The pool's patch makes a span per connection taken (which we turn off)
+ * and counts connections for OpenTelemetry metrics (which we do not export: pool figures are
+ * Prometheus metrics of our own), on every request, traced or not.
+ */
+const UNPATCHED = new Set(['pg-pool']);
+
+/**
  * Applies each instrumentation's patches to the installed package itself: the classes' prototypes,
  * which the service's imports share. No import hook (a hook wraps every module it sees, costs about
  * 75 MB of memory and must be in place before the first import); `enabled: false` keeps the
@@ -60,6 +67,7 @@ function instrumentInstalled(instrumentations: { getModuleDefinitions(): Instrum
   const require = createRequire(import.meta.url);
   for (const instrumentation of instrumentations) {
     for (const definition of instrumentation.getModuleDefinitions()) {
+      if (UNPATCHED.has(definition.name)) continue;
       definition.patch?.(require(definition.name), packageVersion(require.resolve(definition.name), definition.name));
     }
   }
