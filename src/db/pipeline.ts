@@ -20,7 +20,6 @@ export interface Step {
 
 /** What the pipeline needs of node-postgres's connection (pg/lib/connection.js). */
 interface Connection {
-  parsedStatements: Record<string, string>;
   stream: { cork?: () => void; uncork?: () => void };
   parse(query: { text: string; name: string; types: unknown[] }): void;
   close(message: { type: 'S'; name: string }): void;

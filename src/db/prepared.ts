@@ -14,10 +14,9 @@ export function prepared(name: string, text: string): string {
   return `/* prepared:${name} */ ${text}`;
 }
 
-/** The name a text was marked with by `prepared`, and the statement without the mark; undefined for other texts. */
-export function preparedParts(text: string): { name: string; statement: string } | undefined {
-  const match = MARKER.exec(text);
-  return match ? { name: match[1]!, statement: text.slice(match[0].length + 1) } : undefined;
+/** The name a text was marked with by `prepared`; undefined for other texts. */
+export function preparedNameOf(text: string): string | undefined {
+  return MARKER.exec(text)?.[1];
 }
 
 /**
@@ -36,7 +35,7 @@ export function preparesMarkedStatements(pool: pg.Pool): void {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through; a marked text with its values becomes the config form
     client.query = ((...args: unknown[]) => {
       const [text, values, ...rest] = args;
-      const name = typeof text === 'string' ? MARKER.exec(text)?.[1] : undefined;
+      const name = typeof text === 'string' ? preparedNameOf(text) : undefined;
       return name === undefined ? query(...args) : query({ name, text, values }, ...rest);
     }) as typeof client.query;
   });

@@ -16,7 +16,7 @@
 //   but a warning. So is the end of a transaction whose BEGIN never went.
 import type pg from 'pg';
 import { runPipeline, type Step } from './pipeline.ts';
-import { preparedParts } from './prepared.ts';
+import { preparedNameOf } from './prepared.ts';
 import { queryAfter, type Query } from './query-wrapping.ts';
 
 /** What a statement answered locally reports, in the shape node-postgres gives. */
@@ -35,12 +35,12 @@ function plainText(args: unknown[]): string | undefined {
 function boundStep(args: unknown[]): Step | undefined {
   const [text, values] = args;
   if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values)) return undefined;
-  return { text, values, name: preparedParts(text)?.name };
+  return { text, values, name: preparedNameOf(text) };
 }
 
 /** A statement that opens its transaction, in the message of the transaction's first statement. */
 export interface Rider {
-  /** With `$1`, `$2` … for `values`; marked by `prepared` to be bound to the connection's prepared statement when it has one. */
+  /** With `$1`, `$2` … for `values`; when marked by `prepared`, prepared once per connection (pipeline.ts). */
   text: string;
   values: readonly unknown[];
   /** Whether an error of the pipeline that carried the rider is the rider's refusal. */
@@ -58,7 +58,7 @@ export function riderText(rider: Rider): string {
   return `/* rider:${lastRider} */`;
 }
 
-const stepOf = (rider: Rider): Step => ({ text: rider.text, values: rider.values, name: preparedParts(rider.text)?.name });
+const stepOf = (rider: Rider): Step => ({ text: rider.text, values: rider.values, name: preparedNameOf(rider.text) });
 const BEGIN: Step = { text: 'begin', values: [] };
 
 /** Answers a statement with `error` without sending it, in the form its caller asked for. */

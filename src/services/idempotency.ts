@@ -199,9 +199,9 @@ export class IdempotentWrite {
    * Records the outcome and commits it with the write, or answers with the claim's refusal.
    * `wroteNothing`: the outcome reports that nothing was done (a refusal).
    *
-   * The claim's look-up ran in a snapshot taken before its lock was granted, so a request with the
-   * same key that committed in between went unseen; its record makes this one's insert fail, and
-   * this request's write is rolled back and answered with that record instead.
+   * Should a record of the key have been committed since the claim looked (the claim looks once it
+   * holds the lock, so only a writer that never took the lock could), it makes this one's insert
+   * fail, and this request's write is rolled back and answered with that record instead.
    */
   async record(outcome: RecordedOutcome, ttlMs: number, wroteNothing: boolean): Promise<Recorded> {
     this.#unsettled = false;

@@ -1,6 +1,6 @@
 // The idempotency record against a real PostgreSQL, where timing over HTTP cannot reach: a claim
 // that travels with the write's first statement and stops it when refused, and a record that
-// committed after the claim looked (its snapshot predates the lock) wins over this write.
+// committed after the claim looked (by a writer that never took the lock) wins over this write.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../../src/errors.ts';
