@@ -94,12 +94,14 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- as said
     const plain = (text: string) => query(text, []) as Promise<unknown>;
     const send = (text: string) => (ENDS_IN_COMMIT.test(text) ? plain(text).then((result) => (ended.add(client), result)) : plain(text));
-    /** Runs the held BEGIN and riders with `steps` after them; a rider's refusal refuses the transaction. */
-    const start = (waiting: Rider[], steps: Step[]) =>
-      runPipeline(query, [BEGIN, ...waiting.map(stepOf), ...steps]).catch((error: unknown) => {
-        if (waiting.some((rider) => rider.refused(error))) refused.set(client, error);
+    /** Runs `steps` in one pipeline; when it fails with the refusal of a rider among them, the transaction is refused. */
+    const carry = (carried: Rider[], steps: Step[]) =>
+      runPipeline(query, steps).catch((error: unknown) => {
+        if (carried.some((rider) => rider.refused(error))) refused.set(client, error);
         throw error;
       });
+    /** Runs the held BEGIN and riders with `steps` after them. */
+    const start = (waiting: Rider[], steps: Step[]) => carry(waiting, [BEGIN, ...waiting.map(stepOf), ...steps]);
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through; only the promise form is changed
     client.query = ((...args: unknown[]) => {
       const text = plainText(args);
@@ -123,10 +125,7 @@ export function foldsTransactionEdges(pool: pg.Pool): void {
         riders.delete(Number(rider[1]));
         if (waiting === undefined) {
           // No BEGIN held back (a transaction already under way): the rider goes now, on its own.
-          return runPipeline(query, [stepOf(own)]).catch((error: unknown) => {
-            if (own.refused(error)) refused.set(client, error);
-            throw error;
-          });
+          return carry([own], [stepOf(own)]);
         }
         waiting.push(own);
         return Promise.resolve(localResult('SELECT'));

@@ -174,6 +174,30 @@ describe('transaction edges', () => {
     expect(await rows()).toEqual([]);
   });
 
+  it('sends a rider at once, on its own, in a transaction already under way; its refusal still stops the transaction', async () => {
+    const refusal = /refused later/;
+    const messages = await transaction(async (client) => {
+      await client.query('insert into edges values (14)', []);
+      await client.query(riderText({ text: 'insert into edges values ($1)', values: [15], refused: () => false }), []);
+      const rider = riderText({
+        text: `do $$ begin raise exception 'refused later'; end $$`,
+        values: [],
+        refused: (error) => refusal.test(String(error)),
+      });
+      await expect(client.query(rider, [])).rejects.toThrow(refusal);
+      await expect(client.query('insert into edges values (16)', [])).rejects.toThrow(refusal);
+      await client.query('rollback', []);
+      expect(client.getTransactionStatus()).toBe('I');
+    });
+    expect(messages).toEqual([
+      'begin; insert into edges values (14)',
+      'insert into edges values ($1)',
+      `do $$ begin raise exception 'refused later'; end $$`,
+      'rollback',
+    ]);
+    expect(await rows()).toEqual([]);
+  });
+
   it('sends riders that nothing followed with the COMMIT, and none with a ROLLBACK', async () => {
     const rider = () => riderText({ text: 'insert into edges values ($1)', values: [12], refused: () => false });
     expect(await transaction(async (client) => void (await client.query(rider(), []), await client.query('rollback', [])))).toEqual([]);
