@@ -86,6 +86,25 @@ function packageVersion(entry: string, name: string): string | undefined {
   return undefined;
 }
 
+type ConnectCallback = (...args: unknown[]) => unknown;
+
+/**
+ * Makes the pool call back into the context that asked for a connection. `pool.query` sends its
+ * statement from the pool's connect callback; when the request had to wait for a connection, that
+ * callback runs from the one that freed it, in whatever context that was, so the statement went into
+ * another request's trace or into none. The pool's own instrumentation binds it too, with the rest
+ * of its patch (UNPATCHED); this is that binding alone.
+ */
+function connectInCallersContext(): void {
+  const require = createRequire(import.meta.url);
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- pg-pool's class, whose `connect` takes a node-style callback or none
+  const Pool = require('pg-pool') as { prototype: { connect(this: unknown, callback?: ConnectCallback): unknown } };
+  const connect = Pool.prototype.connect;
+  Pool.prototype.connect = function (callback) {
+    return connect.call(this, typeof callback === 'function' ? context.bind(context.active(), callback) : callback);
+  };
+}
+
 let providers: TracerProvider[] = [];
 
 /** The longest a stopping process waits for its last spans to reach the collector. */
@@ -121,6 +140,7 @@ export function startTracing(config: TracingConfig, exporter?: SpanExporter): vo
     new PgInstrumentation({ enabled: false, requireParentSpan: true, ignoreConnectSpans: true }),
     new IORedisInstrumentation({ enabled: false, requireParentSpan: true }),
   ]);
+  connectInCallersContext();
 }
 
 /** Sends the spans still buffered, then stops: the last thing a stopping process does. */

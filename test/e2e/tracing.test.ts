@@ -139,6 +139,37 @@ describe('a REST request', () => {
     expect(names).toContain('POST /graphql');
   });
 
+  it('keeps each statement in its own request’s trace when requests wait for a pooled connection', async () => {
+    // More requests at once than the pool has connections: most wait, and each is handed a
+    // connection another request gave back. Half are sampled by their callers, half are not.
+    const requests = Array.from({ length: 40 }, (_, i) => ({
+      traceId: (i + 1).toString(16).padStart(32, 'd'),
+      sampled: i % 2 === 0,
+    }));
+    await Promise.all(
+      requests.map(({ traceId, sampled }) =>
+        server.gql(
+          '{ users(first: 1) { edges { node { id } } } }',
+          {},
+          { traceparent: `00-${traceId}-${CALLER_SPAN}-0${sampled ? 1 : 0}` },
+        ),
+      ),
+    );
+    const sampled = requests.filter((request) => request.sampled);
+    await eventually(
+      () => sampled.every(({ traceId }) => spansOf(traceId).some((span) => span.kind === SpanKind.SERVER)),
+      'every sampled server span exported',
+      5000,
+    );
+    for (const { traceId, sampled: isSampled } of requests) {
+      // Its one read, under its own root field: not missing, not another request's.
+      const reads = spansOf(traceId).filter((span) => span.name.startsWith('pg.query:users_page'));
+      expect(reads.length, traceId).toBe(isSampled ? 1 : 0);
+      if (isSampled) expect(spansOf(traceId).find((span) => span.spanContext().spanId === parentOf(reads[0]!))?.name).toBe('Query.users');
+      else expect(spansOf(traceId)).toEqual([]);
+    }
+  });
+
   it('records nothing for a caller that did not sample its trace', async () => {
     const traceId = 'b'.repeat(32);
     await server.gql('{ users(first: 1) { edges { node { id } } } }', {}, { traceparent: `00-${traceId}-${CALLER_SPAN}-00` });
