@@ -140,21 +140,23 @@ describe('a REST request', () => {
   });
 
   it('keeps each statement in its own request’s trace when requests wait for a pooled connection', async () => {
-    // More requests at once than the pool has connections: most wait, and each is handed a
-    // connection another request gave back. Half are sampled by their callers, half are not.
-    const requests = Array.from({ length: 40 }, (_, i) => ({
-      traceId: (i + 1).toString(16).padStart(32, 'd'),
-      sampled: i % 2 === 0,
-    }));
-    await Promise.all(
-      requests.map(({ traceId, sampled }) =>
-        server.gql(
-          '{ users(first: 1) { edges { node { id } } } }',
-          {},
-          { traceparent: `00-${traceId}-${CALLER_SPAN}-0${sampled ? 1 : 0}` },
-        ),
-      ),
+    const query = '{ users(first: 1) { edges { node { id } } } }';
+    // The key's check cached first, so that each request below waits for one connection: its read's.
+    await server.gql(query);
+    // Every connection taken here: the requests' reads wait, and each is handed a connection this
+    // test gives back, from its own context. Half are sampled by their callers, half are not.
+    const pool = await server.orm.driver.getConnection().getNativeClient();
+    const held = await Promise.all(Array.from({ length: pool.options.max ?? 10 }, () => pool.connect()));
+    const requests = Array.from({ length: 20 }, (_, i) => ({ traceId: (i + 1).toString(16).padStart(32, 'd'), sampled: i % 2 === 0 }));
+    const answered = Promise.all(
+      requests.map(({ traceId, sampled }) => server.gql(query, {}, { traceparent: `00-${traceId}-${CALLER_SPAN}-0${sampled ? 1 : 0}` })),
     );
+    try {
+      await eventually(() => pool.waitingCount >= requests.length, 'every request waiting for a connection', 5000);
+    } finally {
+      for (const client of held) client.release();
+    }
+    await answered;
     const sampled = requests.filter((request) => request.sampled);
     await eventually(
       () => sampled.every(({ traceId }) => spansOf(traceId).some((span) => span.kind === SpanKind.SERVER)),
