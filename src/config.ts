@@ -28,6 +28,20 @@ export interface TracingConfig {
   protocol: (typeof TRACE_PROTOCOLS)[number];
   /** TRACE_RESOLVERS: a span per root field (default), per resolver of any field, or none. */
   resolvers: (typeof TRACE_RESOLVERS)[number];
+  /** How finished spans are batched for the collector: the specification's OTEL_BSP_* variables. */
+  batch: SpanBatching;
+}
+
+/** The batch span processor's settings, named as its options are. */
+export interface SpanBatching {
+  /** OTEL_BSP_SCHEDULE_DELAY: the longest a finished span waits before its batch is sent. */
+  scheduledDelayMillis: number;
+  /** OTEL_BSP_EXPORT_TIMEOUT: the longest one export may take before it is abandoned. */
+  exportTimeoutMillis: number;
+  /** OTEL_BSP_MAX_QUEUE_SIZE: spans held waiting; beyond it new spans are dropped (memory stays bounded). */
+  maxQueueSize: number;
+  /** OTEL_BSP_MAX_EXPORT_BATCH_SIZE: spans per export; a full batch is sent at once. At most the queue size. */
+  maxExportBatchSize: number;
 }
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -441,6 +455,19 @@ function tracingConfig(env: Env): TracingConfig | undefined {
     sampler,
     ratio,
     resolvers: oneOf(env, 'TRACE_RESOLVERS', TRACE_RESOLVERS) ?? 'root',
+    batch: spanBatching(env),
+  };
+}
+
+/** OTEL_BSP_*, with the specification's defaults; SDK 2 and later leave reading them to the application. */
+function spanBatching(env: Env): SpanBatching {
+  const hour = 3_600_000;
+  const maxQueueSize = integer(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048, 1, 1_000_000);
+  return {
+    scheduledDelayMillis: integer(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000, 1, hour),
+    exportTimeoutMillis: integer(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000, 1, hour),
+    maxQueueSize,
+    maxExportBatchSize: integer(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', Math.min(512, maxQueueSize), 1, maxQueueSize),
   };
 }
 

@@ -50,6 +50,18 @@ describe('configuration', () => {
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4317', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
       /OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json/,
     ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_BSP_SCHEDULE_DELAY: '5s' },
+      /OTEL_BSP_SCHEDULE_DELAY must be a whole number/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_BSP_MAX_QUEUE_SIZE: '0' },
+      /OTEL_BSP_MAX_QUEUE_SIZE must be a whole number from 1/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '512' },
+      /OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be a whole number from 1 to 100 /,
+    ],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -71,6 +83,7 @@ describe('configuration', () => {
       ratio: 1,
       protocol: 'http/protobuf',
       resolvers: 'root',
+      batch: { scheduledDelayMillis: 5000, exportTimeoutMillis: 30_000, maxQueueSize: 2048, maxExportBatchSize: 512 },
     });
     expect(
       loadConfig({
@@ -80,8 +93,19 @@ describe('configuration', () => {
         OTEL_TRACES_SAMPLER_ARG: '0.1',
         TRACE_RESOLVERS: 'all',
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_SCHEDULE_DELAY: '1000',
+        OTEL_BSP_EXPORT_TIMEOUT: '10000',
+        OTEL_BSP_MAX_QUEUE_SIZE: '100',
       }).tracing,
-    ).toEqual({ serviceName: 'api-eu', sampler: 'parentbased_traceidratio', ratio: 0.1, protocol: 'http/json', resolvers: 'all' });
+    ).toEqual({
+      serviceName: 'api-eu',
+      sampler: 'parentbased_traceidratio',
+      ratio: 0.1,
+      protocol: 'http/json',
+      resolvers: 'all',
+      // A batch is never larger than the queue.
+      batch: { scheduledDelayMillis: 1000, exportTimeoutMillis: 10_000, maxQueueSize: 100, maxExportBatchSize: 100 },
+    });
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
   });

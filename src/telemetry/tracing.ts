@@ -125,7 +125,10 @@ export function startTracing(config: TracingConfig, exporter?: SpanExporter): vo
   const spanProcessors = [
     exporter
       ? new SimpleSpanProcessor({ exporter })
-      : new BatchSpanProcessor({ exporter: config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter() }),
+      : new BatchSpanProcessor({
+          ...config.batch,
+          exporter: config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter(),
+        }),
   ];
   const roots = new TracerProvider({ resource, sampler: samplerOf(config), spanProcessors });
   const followers = new TracerProvider({ resource, sampler: new ParentBasedSampler({ root: new AlwaysOffSampler() }), spanProcessors });

@@ -22,6 +22,8 @@ const TRACING: TracingConfig = {
   ratio: 1,
   protocol: 'http/protobuf',
   resolvers: 'root',
+  // Unused: the in-memory exporter takes each span as it ends, with no batching.
+  batch: { scheduledDelayMillis: 1, exportTimeoutMillis: 1, maxQueueSize: 1, maxExportBatchSize: 1 },
 };
 startTracing(TRACING, exporter);
 
@@ -36,19 +38,27 @@ interface OtlpRequest {
   resourceSpans?: { scopeSpans?: { scope?: { name?: string }; spans?: { name: string; traceId: string }[] }[] }[];
 }
 
-/** A collector that keeps the spans it is sent (OTLP over HTTP, JSON). */
-async function startCollector(): Promise<{ port: number; received: { name: string; traceId: string; scope: string }[]; close(): void }> {
+/** A collector that keeps the spans it is sent (OTLP over HTTP, JSON), and how many came in each export. */
+async function startCollector(): Promise<{
+  port: number;
+  received: { name: string; traceId: string; scope: string }[];
+  batches: number[];
+  close(): void;
+}> {
   const received: { name: string; traceId: string; scope: string }[] = [];
+  const batches: number[] = [];
   const collector = http.createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
     req.on('end', () => {
       const request = JSON.parse(body) as OtlpRequest;
+      const before = received.length;
       for (const resource of request.resourceSpans ?? []) {
         for (const scope of resource.scopeSpans ?? []) {
           for (const span of scope.spans ?? []) received.push({ name: span.name, traceId: span.traceId, scope: scope.scope?.name ?? '' });
         }
       }
+      batches.push(received.length - before);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
@@ -56,6 +66,7 @@ async function startCollector(): Promise<{ port: number; received: { name: strin
   return {
     port: (collector.address() as AddressInfo).port,
     received,
+    batches,
     close: () => {
       collector.closeAllConnections();
       collector.close();
@@ -272,6 +283,36 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
       service.stop();
       await service.exited;
       await proxy.close();
+      collector.close();
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('sends spans in batches of the size OTEL_BSP_MAX_EXPORT_BATCH_SIZE sets', async () => {
+    const collector = await startCollector();
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-'));
+    const service = await startServiceProcess(server.databaseUrl, dataDir, '', {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '2',
+      },
+    });
+    try {
+      const traceId = '4'.repeat(32);
+      const response = await fetch(`${service.url}/users?limit=1`, {
+        headers: { 'x-api-key': server.apiKey, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+      });
+      expect(response.status).toBe(200);
+      // The stop sends what is still batched.
+      service.stop();
+      await service.exited;
+      // The request's spans (server, operation, root field, statement) are more than one batch holds.
+      expect(collector.received.filter((span) => span.traceId === traceId).length).toBeGreaterThan(2);
+      expect(Math.max(...collector.batches)).toBe(2);
+    } finally {
+      service.stop();
+      await service.exited;
       collector.close();
       await fs.rm(dataDir, { recursive: true, force: true });
     }
