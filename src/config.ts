@@ -464,7 +464,7 @@ function spanBatching(env: Env): SpanBatching {
   const hour = 3_600_000;
   const maxQueueSize = integer(env, 'OTEL_BSP_MAX_QUEUE_SIZE', 2048, 1, 1_000_000);
   return {
-    scheduledDelayMillis: integer(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000, 1, hour),
+    scheduledDelayMillis: integer(env, 'OTEL_BSP_SCHEDULE_DELAY', 5000, 0, hour),
     exportTimeoutMillis: integer(env, 'OTEL_BSP_EXPORT_TIMEOUT', 30_000, 1, hour),
     maxQueueSize,
     maxExportBatchSize: integer(env, 'OTEL_BSP_MAX_EXPORT_BATCH_SIZE', Math.min(512, maxQueueSize), 1, maxQueueSize),
