@@ -21,7 +21,7 @@
 // The seed is fixed, so a failure repeats run after run; PORTICO_LONG_TESTS=1 runs 50 times as many.
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LONG, runs } from '../support/long-mode.ts';
+import { runs, timeLimit } from '../support/long-mode.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const SEED = 20261123;
@@ -868,7 +868,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('fuzzing', () => {
-  const timeout = LONG ? 60 * 60_000 : 60_000;
+  const timeout = timeLimit(60_000);
 
   it(
     'REST: every operation in /openapi.json answers hostile requests with Problem Details, never 5xx or internals',

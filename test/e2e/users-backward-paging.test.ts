@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idAt } from '../../src/db/ids.ts';
-import { runs } from '../support/long-mode.ts';
+import { runs, timeLimit } from '../support/long-mode.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -186,45 +186,49 @@ describe('walking backwards is walking forwards reversed', () => {
     deletes: fc.array(fc.nat(), { maxLength: 2 }),
   });
 
-  it('meets every user present throughout, once each, in exactly the reverse order, while others come and go', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        fc.integer({ min: 2, max: 25 }),
-        fc.integer({ min: 2, max: 25 }),
-        fc.array(change, { maxLength: 40 }),
-        async (forwardSize, backwardSize, changes) => {
-          const before = new Set(await allIds());
-          const deleted = new Set<string>();
-          let step = 0;
-          let changed = false;
-          const between = async () => {
-            const next = changes[step++];
-            if (!next) return;
-            changed ||= next.inserts.length > 0 || next.deletes.length > 0;
-            if (next.inserts.length > 0) await insertUsersAt(next.inserts);
-            const ids = await allIds();
-            for (const position of next.deletes) {
-              const victim = ids[position % ids.length];
-              if (victim && !deleted.has(victim)) {
-                deleted.add(victim);
-                await sql('delete from users where id = ?', [victim]);
+  it(
+    'meets every user present throughout, once each, in exactly the reverse order, while others come and go',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 2, max: 25 }),
+          fc.integer({ min: 2, max: 25 }),
+          fc.array(change, { maxLength: 40 }),
+          async (forwardSize, backwardSize, changes) => {
+            const before = new Set(await allIds());
+            const deleted = new Set<string>();
+            let step = 0;
+            let changed = false;
+            const between = async () => {
+              const next = changes[step++];
+              if (!next) return;
+              changed ||= next.inserts.length > 0 || next.deletes.length > 0;
+              if (next.inserts.length > 0) await insertUsersAt(next.inserts);
+              const ids = await allIds();
+              for (const position of next.deletes) {
+                const victim = ids[position % ids.length];
+                if (victim && !deleted.has(victim)) {
+                  deleted.add(victim);
+                  await sql('delete from users where id = ?', [victim]);
+                }
               }
-            }
-          };
-          const forward = await walk('forward', forwardSize, between);
-          const backward = (await walk('backward', backwardSize, between)).reverse();
-          assertStrictlyOrdered(forward);
-          assertStrictlyOrdered(backward);
-          const present = (nodes: Node[]) => nodes.map((node) => node.id).filter((id) => before.has(id) && !deleted.has(id));
-          const throughout = [...before].filter((id) => !deleted.has(id));
-          // Each walk meets every user present throughout, and both meet them in the same order.
-          expect(present(forward)).toHaveLength(throughout.length);
-          expect(present(backward)).toEqual(present(forward));
-          // With nothing changing, the two walks are exactly each other reversed: the whole list.
-          if (!changed) expect(backward).toEqual(forward);
-        },
-      ),
-      { numRuns: runs(12, 200) },
-    );
-  });
+            };
+            const forward = await walk('forward', forwardSize, between);
+            const backward = (await walk('backward', backwardSize, between)).reverse();
+            assertStrictlyOrdered(forward);
+            assertStrictlyOrdered(backward);
+            const present = (nodes: Node[]) => nodes.map((node) => node.id).filter((id) => before.has(id) && !deleted.has(id));
+            const throughout = [...before].filter((id) => !deleted.has(id));
+            // Each walk meets every user present throughout, and both meet them in the same order.
+            expect(present(forward)).toHaveLength(throughout.length);
+            expect(present(backward)).toEqual(present(forward));
+            // With nothing changing, the two walks are exactly each other reversed: the whole list.
+            if (!changed) expect(backward).toEqual(forward);
+          },
+        ),
+        { numRuns: runs(12, 200) },
+      );
+    },
+    timeLimit(30_000),
+  );
 });

@@ -6,3 +6,8 @@ export const LONG = process.env.PORTICO_LONG_TESTS === '1';
 export function runs(short: number, long: number): number {
   return LONG ? long : short;
 }
+
+/** A randomised test's time limit: `shortMs` in the short mode; an hour in the long one, whose runs are tens of times more. */
+export function timeLimit(shortMs: number): number {
+  return LONG ? 60 * 60_000 : shortMs;
+}
