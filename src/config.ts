@@ -19,8 +19,10 @@ export const TRACE_RESOLVERS = ['root', 'all', 'none'] as const;
 export const TRACE_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
 
 export interface TracingConfig {
-  /** OTEL_SERVICE_NAME. */
+  /** OTEL_SERVICE_NAME, else `service.name` of OTEL_RESOURCE_ATTRIBUTES. */
   serviceName: string;
+  /** OTEL_RESOURCE_ATTRIBUTES: what every span says of where it comes from (`deployment.environment.name=production`). */
+  resourceAttributes: Record<string, string>;
   /** OTEL_TRACES_SAMPLER and its ratio, OTEL_TRACES_SAMPLER_ARG (for the ratio samplers). */
   sampler: (typeof TRACE_SAMPLERS)[number];
   ratio: number;
@@ -446,8 +448,10 @@ function tracingConfig(env: Env): TracingConfig | undefined {
   if (!/^\d*\.?\d+$/.test(rawRatio) || ratio > 1) {
     throw new ConfigError(`OTEL_TRACES_SAMPLER_ARG must be a sampling ratio from 0 to 1, like 0.1 (got "${rawRatio}").`);
   }
+  const resourceAttributes = resourceAttributesOf(env);
   return {
-    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'portico',
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || resourceAttributes['service.name'] || 'portico',
+    resourceAttributes,
     protocol:
       oneOf(env, 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', TRACE_PROTOCOLS) ??
       oneOf(env, 'OTEL_EXPORTER_OTLP_PROTOCOL', TRACE_PROTOCOLS) ??
@@ -457,6 +461,34 @@ function tracingConfig(env: Env): TracingConfig | undefined {
     resolvers: oneOf(env, 'TRACE_RESOLVERS', TRACE_RESOLVERS) ?? 'root',
     batch: spanBatching(env),
   };
+}
+
+/**
+ * OTEL_RESOURCE_ATTRIBUTES, as the specification writes it: comma-separated `key=value` pairs,
+ * values percent-encoded. A malformed list stops the start (the specification's SDKs would drop it
+ * with a warning, and every span would then lack what the operator meant it to carry).
+ */
+function resourceAttributesOf(env: Env): Record<string, string> {
+  const attributes: Record<string, string> = {};
+  for (const [index, pair] of (env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',').entries()) {
+    if (pair.trim() === '') continue;
+    const equals = pair.indexOf('=');
+    const key = pair.slice(0, equals).trim();
+    let value: string | undefined;
+    try {
+      value = decodeURIComponent(pair.slice(equals + 1).trim());
+    } catch {
+      value = undefined;
+    }
+    // The values are not echoed: an operator may put anything there.
+    if (equals < 0 || key === '' || value === undefined) {
+      throw new ConfigError(
+        `OTEL_RESOURCE_ATTRIBUTES must be comma-separated key=value pairs with percent-encoded values, like deployment.environment.name=production (entry ${index + 1} is not).`,
+      );
+    }
+    attributes[key] = value;
+  }
+  return attributes;
 }
 
 /** OTEL_BSP_*, with the specification's defaults; SDK 2 and later leave reading them to the application. */

@@ -51,6 +51,14 @@ describe('configuration', () => {
       /OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json/,
     ],
     [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_RESOURCE_ATTRIBUTES: 'team=core,secret-less' },
+      /OTEL_RESOURCE_ATTRIBUTES must be comma-separated key=value pairs .* \(entry 2 is not\)/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_RESOURCE_ATTRIBUTES: 'team=%E0%A4%A' },
+      /OTEL_RESOURCE_ATTRIBUTES must be comma-separated key=value pairs/,
+    ],
+    [
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_BSP_SCHEDULE_DELAY: '5s' },
       /OTEL_BSP_SCHEDULE_DELAY must be a whole number/,
     ],
@@ -79,6 +87,7 @@ describe('configuration', () => {
     expect(loadConfig({}).tracing).toBeUndefined();
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toEqual({
       serviceName: 'portico',
+      resourceAttributes: {},
       sampler: 'parentbased_always_on',
       ratio: 1,
       protocol: 'http/protobuf',
@@ -93,12 +102,14 @@ describe('configuration', () => {
         OTEL_TRACES_SAMPLER_ARG: '0.1',
         TRACE_RESOLVERS: 'all',
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=production, service.namespace=shop,',
         OTEL_BSP_SCHEDULE_DELAY: '1000',
         OTEL_BSP_EXPORT_TIMEOUT: '10000',
         OTEL_BSP_MAX_QUEUE_SIZE: '100',
       }).tracing,
     ).toEqual({
       serviceName: 'api-eu',
+      resourceAttributes: { 'deployment.environment.name': 'production', 'service.namespace': 'shop' },
       sampler: 'parentbased_traceidratio',
       ratio: 0.1,
       protocol: 'http/json',
@@ -106,6 +117,11 @@ describe('configuration', () => {
       // A batch is never larger than the queue.
       batch: { scheduledDelayMillis: 1000, exportTimeoutMillis: 10_000, maxQueueSize: 100, maxExportBatchSize: 100 },
     });
+    // With no OTEL_SERVICE_NAME, the resource attributes may name the service.
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_RESOURCE_ATTRIBUTES: 'service.name=api%20eu' }).tracing
+        ?.serviceName,
+    ).toBe('api eu');
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
   });

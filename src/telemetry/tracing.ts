@@ -121,7 +121,8 @@ const FLUSH_ON_STOP_MS = 3000;
  * instrumentations skip its statements instead of building spans nobody records.
  */
 export function startTracing(config: TracingConfig, exporter?: SpanExporter): void {
-  const resource = resourceFromAttributes({ 'service.name': config.serviceName, 'service.version': VERSION });
+  // The operator's attributes may set the version (a build's own label); the name is decided in config.ts.
+  const resource = resourceFromAttributes({ 'service.version': VERSION, ...config.resourceAttributes, 'service.name': config.serviceName });
   const spanProcessors = [
     exporter
       ? new SimpleSpanProcessor({ exporter })

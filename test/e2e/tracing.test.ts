@@ -18,6 +18,7 @@ import { startTracing, stopTracing } from '../../src/telemetry/tracing.ts';
 const exporter = new InMemorySpanExporter();
 const TRACING: TracingConfig = {
   serviceName: 'portico-test',
+  resourceAttributes: {},
   sampler: 'parentbased_always_on',
   ratio: 1,
   protocol: 'http/protobuf',
@@ -35,17 +36,28 @@ const { startTcpProxy } = await import('../support/tcp-proxy.ts');
 
 /** The part of an OTLP/HTTP JSON export request the collector below reads. */
 interface OtlpRequest {
-  resourceSpans?: { scopeSpans?: { scope?: { name?: string }; spans?: { name: string; traceId: string }[] }[] }[];
+  resourceSpans?: {
+    resource?: { attributes?: { key: string; value: { stringValue?: string } }[] };
+    scopeSpans?: { scope?: { name?: string }; spans?: { name: string; traceId: string }[] }[];
+  }[];
+}
+
+/** A span as the collector below keeps it, with its resource's string attributes. */
+interface ReceivedSpan {
+  name: string;
+  traceId: string;
+  scope: string;
+  resource: Record<string, string | undefined>;
 }
 
 /** A collector that keeps the spans it is sent (OTLP over HTTP, JSON), and how many came in each export. */
 async function startCollector(): Promise<{
   port: number;
-  received: { name: string; traceId: string; scope: string }[];
+  received: ReceivedSpan[];
   batches: number[];
   close(): void;
 }> {
-  const received: { name: string; traceId: string; scope: string }[] = [];
+  const received: ReceivedSpan[] = [];
   const batches: number[] = [];
   const collector = http.createServer((req, res) => {
     let body = '';
@@ -53,9 +65,11 @@ async function startCollector(): Promise<{
     req.on('end', () => {
       const request = JSON.parse(body) as OtlpRequest;
       const before = received.length;
-      for (const resource of request.resourceSpans ?? []) {
-        for (const scope of resource.scopeSpans ?? []) {
-          for (const span of scope.spans ?? []) received.push({ name: span.name, traceId: span.traceId, scope: scope.scope?.name ?? '' });
+      for (const { resource, scopeSpans } of request.resourceSpans ?? []) {
+        const attributes = Object.fromEntries((resource?.attributes ?? []).map(({ key, value }) => [key, value.stringValue]));
+        for (const scope of scopeSpans ?? []) {
+          for (const span of scope.spans ?? [])
+            received.push({ name: span.name, traceId: span.traceId, scope: scope.scope?.name ?? '', resource: attributes });
         }
       }
       batches.push(received.length - before);
@@ -204,6 +218,7 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`,
         OTEL_SERVICE_NAME: 'portico-process',
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=staging,service.name=overridden,team=a%2Cb',
         // JSON, so that the collector here reads it without a protobuf decoder.
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         // No trace starts here; a caller's sampled trace is still followed.
@@ -228,6 +243,10 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
       const trace = received.filter((span) => span.traceId === traceId);
       const names = trace.map((span) => span.name);
       expect(names).toContain('GET /users');
+      // Every span carries the operator's resource attributes; OTEL_SERVICE_NAME wins over theirs.
+      for (const span of trace) {
+        expect(span.resource).toMatchObject({ 'service.name': 'portico-process', 'deployment.environment.name': 'staging', team: 'a,b' });
+      }
       expect(names).toContain('Query.userList');
       expect(
         trace.some((span) => span.scope === '@opentelemetry/instrumentation-ioredis'),
