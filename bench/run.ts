@@ -435,6 +435,9 @@ try {
     JWT_AUDIENCE: 'portico',
     // Request logging is off, as PostGraphile's query log is.
     LOG_LEVEL: 'warn',
+    // Metrics on, as where Prometheus scrapes them (on a port of their own, which nothing scrapes here):
+    // every request pays for its counts, latencies and GraphQL phases.
+    METRICS_PORT: '0',
     // The flood must reach key verification, not stop at the per-address limit.
     RATE_LIMIT_UNIDENTIFIED: '1000000000',
   };
@@ -577,7 +580,8 @@ try {
           ? 'The servers and PostgreSQL share core 0; the load generator has core 1 (taskset).'
           : 'taskset is not available here, so servers, PostgreSQL and the load generator share every core.'),
       '',
-      'Every Portico request passes its API key check, the per-key rate limit (in memory), usage counting and the document limits;',
+      'Every Portico request passes its API key check, the per-key rate limit (in memory), usage counting and the document limits,',
+      'and is counted in the metrics (`METRICS_PORT` set, as where Prometheus scrapes);',
       "request logging is off (`LOG_LEVEL=warn`), as PostGraphile's query log is. PostGraphile 5 and 4 run with their default presets",
       '(amber for 5) over the same tables; `raw pg` is node-postgres sending the SQL each scenario needs from a bare HTTP server.',
       "Server CPU is the server process alone; PostgreSQL CPU is its backends'; memory is the server's resident set; statements are those PostgreSQL ran",

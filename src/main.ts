@@ -21,7 +21,7 @@ import type { Logger } from './log.ts';
 import { DELIVERIES_CHANNEL, DeliveryWorker } from './webhooks/worker.ts';
 import { openRateLimitCounter } from './rate-limit/open.ts';
 import { Metrics } from './telemetry/metrics.ts';
-import { startMetricsServer } from './telemetry/metrics-endpoint.ts';
+import { metricsServed, startMetricsServer } from './telemetry/metrics-endpoint.ts';
 import { outboxFigures } from './webhooks/deliveries.ts';
 import { METRICS_PATH } from './paths.ts';
 import { exitWithStartupFailure, start } from './startup.ts';
@@ -87,7 +87,7 @@ try {
     logger,
   );
   parts.push(() => purges.stop());
-  const metrics = new Metrics();
+  const metrics = new Metrics(metricsServed(config.metrics));
   metrics.measure({
     pool: await db.orm.driver.getConnection().getNativeClient(),
     database: () => db.availability.stats,

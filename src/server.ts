@@ -187,27 +187,31 @@ export function createApp(dependencies: AppDependencies): App {
         // GraphQL's phases (parse, validate, execute) timed by yoga's own plugin; requests by face are
         // counted in the HTTP shell below, which sees both faces. Operation names are the client's
         // choice, so they are no label.
-        fromLibrary(
-          usePrometheus({
-            registry: metrics.registry,
-            endpoint: false,
-            metrics: {
-              graphql_envelop_phase_parse: true,
-              graphql_envelop_phase_validate: true,
-              graphql_envelop_phase_execute: true,
-              graphql_envelop_request: false,
-              graphql_envelop_request_duration: false,
-              graphql_envelop_request_time_summary: false,
-              graphql_envelop_phase_context: false,
-              graphql_envelop_error_result: false,
-              graphql_envelop_deprecated_field: false,
-              graphql_envelop_schema_change: false,
-              graphql_envelop_phase_subscribe: false,
-              graphql_yoga_http_duration: false,
-            },
-            labels: { operationName: false },
-          }),
-        ),
+        ...(metrics.served
+          ? [
+              fromLibrary(
+                usePrometheus({
+                  registry: metrics.registry,
+                  endpoint: false,
+                  metrics: {
+                    graphql_envelop_phase_parse: true,
+                    graphql_envelop_phase_validate: true,
+                    graphql_envelop_phase_execute: true,
+                    graphql_envelop_request: false,
+                    graphql_envelop_request_duration: false,
+                    graphql_envelop_request_time_summary: false,
+                    graphql_envelop_phase_context: false,
+                    graphql_envelop_error_result: false,
+                    graphql_envelop_deprecated_field: false,
+                    graphql_envelop_schema_change: false,
+                    graphql_envelop_phase_subscribe: false,
+                    graphql_yoga_http_duration: false,
+                  },
+                  labels: { operationName: false },
+                }),
+              ),
+            ]
+          : []),
         useValidationErrorCodes(),
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.
@@ -250,11 +254,13 @@ export function createApp(dependencies: AppDependencies): App {
       res.setHeader('x-request-id', requestId);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.
       const context: RequestContext = { requestId, face: req.url?.split('?')[0] === GRAPHQL_PATH ? 'graphql' : 'other' };
-      metrics.httpInFlight.inc();
-      res.once('close', () => {
-        metrics.httpInFlight.dec();
-        metrics.requestEnded(context, res.statusCode, (performance.now() - started) / 1000);
-      });
+      if (metrics.served) {
+        metrics.httpInFlight.inc();
+        res.once('close', () => {
+          metrics.httpInFlight.dec();
+          metrics.requestEnded(context, res.statusCode, (performance.now() - started) / 1000);
+        });
+      }
       // Logged once when the response is sent, or when the client went away before it was.
       // The line is built only when it will be written.
       if (logger.isLevelEnabled('info')) {

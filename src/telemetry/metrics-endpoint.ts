@@ -38,6 +38,11 @@ export function answerMetrics(req: IncomingMessage, res: ServerResponse, metrics
   return true;
 }
 
+/** Whether /metrics is served anywhere: if not, nothing reads what a request would count (Metrics.served). */
+export function metricsServed(access: MetricsAccess): boolean {
+  return access.port !== undefined || access.token !== undefined;
+}
+
 /** Whether the service's own port serves /metrics: only behind a token, and only when no port of its own is set. */
 export function metricsOnServicePort(access: MetricsAccess): boolean {
   return access.port === undefined && access.token !== undefined;

@@ -103,8 +103,16 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor() {
-    collectDefaultMetrics({ register: this.registry });
+  /**
+   * `served`: whether /metrics is served (metricsServed). When it is not, nothing is kept per
+   * request (counts, latencies, GraphQL phases; the HTTP shell and the server ask) and Node's default
+   * metrics are not gathered: metrics nobody can read cost nothing, as tracing does when off.
+   */
+  readonly served: boolean;
+
+  constructor(served = true) {
+    this.served = served;
+    if (served) collectDefaultMetrics({ register: this.registry });
     const sources = this.#sources;
     new Gauge({
       name: 'portico_db_pool_connections',

@@ -55,13 +55,21 @@ describe('/metrics access', () => {
     }
   });
 
-  it('is not served at all when neither METRICS_TOKEN nor METRICS_PORT is set', async () => {
+  it('is not served at all when neither METRICS_TOKEN nor METRICS_PORT is set, and then nothing is counted per request', async () => {
     const plain = await startTestServer();
     try {
       // With a key, so that the answer is about the path: nothing is there.
       const response = await plain.fetch('/metrics');
       expect(response.status).toBe(404);
       expect(await response.text()).not.toContain('portico_');
+      expect((await plain.gql('{ users(first: 1) { edges { node { id } } } }')).body.errors).toBeUndefined();
+      expect((await plain.fetch('/users?limit=1')).status).toBe(200);
+      // What the process would have shown, had it served it: no request counts, latencies or phases.
+      const kept = parsePrometheus((await plain.metrics.exposition()).body);
+      for (const name of ['portico_http_requests_total', 'portico_http_request_duration_seconds', 'graphql_envelop_phase_execute']) {
+        expect(kept.find((f) => f.name === name)?.metrics ?? [], name).toEqual([]);
+      }
+      expect(kept.find((f) => f.name === 'process_cpu_seconds_total')).toBeUndefined();
     } finally {
       await plain.close();
     }

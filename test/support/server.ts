@@ -18,6 +18,7 @@ import { ApiKeyVerifier } from '../../src/services/api-key-verifier.ts';
 import { API_KEYS_CHANNEL, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
 import { listen } from '../../src/db/notifications.ts';
 import { Metrics } from '../../src/telemetry/metrics.ts';
+import { metricsServed } from '../../src/telemetry/metrics-endpoint.ts';
 import { outboxFigures } from '../../src/webhooks/deliveries.ts';
 import { auditLog, usedCredential } from './credentials.ts';
 import { createTestDatabase } from './database.ts';
@@ -133,7 +134,7 @@ export async function startTestServer(
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
   const sql = await sqlOf(orm, (text) => statements.push(text));
   // As main.ts measures them.
-  const metrics = new Metrics();
+  const metrics = new Metrics(metricsServed(config.metrics));
   metrics.measure({
     pool: await orm.driver.getConnection().getNativeClient(),
     database: () => availability.stats,
