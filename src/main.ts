@@ -59,8 +59,8 @@ try {
     service: true,
     // Before the first connection: each connection binds its `query` when it opens (db/connections.ts),
     // so one opened earlier would never be traced. The SDK is loaded only when tracing is configured.
-    beforeDatabase: async ({ tracing }) => {
-      if (tracing) (await import('./telemetry/tracing.ts')).startTracing(tracing);
+    beforeDatabase: async ({ tracing }, logger) => {
+      if (tracing) (await import('./telemetry/tracing.ts')).startTracing(tracing, logger);
     },
   });
   armFailpoints(config.failpoints);

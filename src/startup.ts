@@ -15,13 +15,13 @@ export async function start(
   options: OpenOptions & {
     logLevel?: Config['logLevel'];
     /** Runs once the configuration is read, before any database connection exists. */
-    beforeDatabase?: (config: Config) => Promise<void>;
+    beforeDatabase?: (config: Config, logger: Logger) => Promise<void>;
   },
 ): Promise<Started> {
   const config = loadConfig();
   const format = config.logFormat ?? (!config.production && process.stdout.isTTY ? 'pretty' : 'json');
   const logger = createLogger(options.logLevel ?? config.logLevel, await logDestination(format));
-  await options.beforeDatabase?.(config);
+  await options.beforeDatabase?.(config, logger);
   const db = await openDatabase(config, logger, options);
   return { config, logger, db };
 }

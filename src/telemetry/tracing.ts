@@ -29,6 +29,8 @@ import {
   type SpanExporter,
 } from '@opentelemetry/sdk-trace';
 import type { TracingConfig } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { reportingReachability } from './collector-reachability.ts';
 import { TRACER_NAME, setRootTracer } from './trace-context.ts';
 import { VERSION } from '../version.ts';
 
@@ -112,15 +114,16 @@ const FLUSH_ON_STOP_MS = 3000;
 
 /**
  * Installs tracing for this process: the providers, context across async calls, W3C propagation, and
- * the instrumentations of pg and ioredis. `exporter` replaces the OTLP exporter (tests keep spans in
- * memory), exporting each span as it ends.
+ * the instrumentations of pg and ioredis. `logger` hears when spans stop reaching the collector and
+ * when they reach it again. `exporter` replaces the OTLP exporter (tests keep spans in memory),
+ * exporting each span as it ends.
  *
  * Two providers share one exporter. The configured sampler decides only where a trace starts here
  * (rootTracer: a request's server span, a delivery attempt). Every other span follows its parent and
  * is never made without one; and an unsampled request runs with no span active, so the
  * instrumentations skip its statements instead of building spans nobody records.
  */
-export function startTracing(config: TracingConfig, exporter?: SpanExporter): void {
+export function startTracing(config: TracingConfig, logger: Logger, exporter?: SpanExporter): void {
   // The operator's attributes may set the version (a build's own label); the name is decided in config.ts.
   const resource = resourceFromAttributes({ 'service.version': VERSION, ...config.resourceAttributes, 'service.name': config.serviceName });
   const spanProcessors = [
@@ -128,7 +131,7 @@ export function startTracing(config: TracingConfig, exporter?: SpanExporter): vo
       ? new SimpleSpanProcessor({ exporter })
       : new BatchSpanProcessor({
           ...config.batch,
-          exporter: config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter(),
+          exporter: reportingReachability(config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter(), logger),
         }),
   ];
   const roots = new TracerProvider({ resource, sampler: samplerOf(config), spanProcessors });

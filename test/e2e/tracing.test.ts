@@ -13,6 +13,7 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TracingConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/log.ts';
 import { startTracing, stopTracing } from '../../src/telemetry/tracing.ts';
 
 const exporter = new InMemorySpanExporter();
@@ -26,7 +27,7 @@ const TRACING: TracingConfig = {
   // Unused: the in-memory exporter takes each span as it ends, with no batching.
   batch: { scheduledDelayMillis: 1, exportTimeoutMillis: 1, maxQueueSize: 1, maxExportBatchSize: 1 },
 };
-startTracing(TRACING, exporter);
+startTracing(TRACING, createLogger('silent'), exporter);
 
 const { usedCredential } = await import('../support/credentials.ts');
 const { rest } = await import('../support/rest.ts');
@@ -265,8 +266,9 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
     }
   });
 
-  it('keeps serving while the collector refuses or drops packets, exports again once it is back, and stops with it silent', async () => {
+  it('keeps serving while the collector refuses or drops packets, says so once, exports again once it is back, and stops with it silent', async () => {
     const EXPORTER_PATIENCE_MS = 10 * 60_000;
+    const COLLECTOR_TOKEN = usedCredential('otlp-collector-token-0123456789');
     const collector = await startCollector();
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: collector.port });
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-'));
@@ -277,20 +279,35 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
           OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
           // Longer than this test may take: only the service's own bound on its last flush can end a stop in time.
           OTEL_EXPORTER_OTLP_TIMEOUT: String(EXPORTER_PATIENCE_MS),
+          // Each span goes out at once, so that exports fail while the collector refuses.
+          OTEL_BSP_SCHEDULE_DELAY: '0',
+          OTEL_EXPORTER_OTLP_HEADERS: `authorization=Bearer ${COLLECTOR_TOKEN}`,
         },
       });
     const read = (base: string, traceId: string) =>
       fetch(`${base}/users?limit=1`, { headers: { 'x-api-key': server.apiKey, traceparent: `00-${traceId}-${CALLER_SPAN}-01` } });
     let service = await start();
+    const lines = (message: string) =>
+      service
+        .output()
+        .split('\n')
+        .filter((line) => line.includes(message));
     try {
       await proxy.set('refuse');
       expect((await read(service.url, '1'.repeat(32))).status).toBe(200);
+      expect((await read(service.url, '5'.repeat(32))).status).toBe(200);
+      await eventually(() => lines('traces cannot reach the collector').length > 0, 'a warning that spans are dropped', 30_000);
       await proxy.set('pass');
       const healed = '2'.repeat(32);
       expect((await read(service.url, healed)).status).toBe(200);
+      await eventually(() => lines('traces reach the collector again').length > 0, 'a line when export heals', 30_000);
       service.stop();
       expect(await service.exited).toBe(0);
       expect(collector.received.some((span) => span.traceId === healed && span.name === 'GET /users')).toBe(true);
+      // Once each way, however many exports failed, and never the collector's credentials.
+      expect(lines('traces cannot reach the collector')).toHaveLength(1);
+      expect(lines('traces reach the collector again')).toHaveLength(1);
+      expect(service.output()).not.toContain(COLLECTOR_TOKEN);
 
       // Packets dropped: requests are still answered, and a stop gives up on the last spans rather than wait.
       service = await start();
