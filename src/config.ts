@@ -32,6 +32,11 @@ export interface TracingConfig {
   resolvers: (typeof TRACE_RESOLVERS)[number];
   /** How finished spans are batched for the collector: the specification's OTEL_BSP_* variables. */
   batch: SpanBatching;
+  /**
+   * OTEL_EXPORTER_OTLP_TRACES_TIMEOUT, else OTEL_EXPORTER_OTLP_TIMEOUT: the longest one attempt to
+   * send a batch may take (the exporter retries a few times before it gives the batch up).
+   */
+  exportTimeoutMs: number;
 }
 
 /** The batch span processor's settings, named as its options are. */
@@ -460,6 +465,14 @@ function tracingConfig(env: Env): TracingConfig | undefined {
     ratio,
     resolvers: oneOf(env, 'TRACE_RESOLVERS', TRACE_RESOLVERS) ?? 'root',
     batch: spanBatching(env),
+    // Read here rather than by the exporter, which would ignore a malformed value without a word.
+    exportTimeoutMs: integer(
+      env,
+      env.OTEL_EXPORTER_OTLP_TRACES_TIMEOUT?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT' : 'OTEL_EXPORTER_OTLP_TIMEOUT',
+      10_000,
+      1,
+      3_600_000,
+    ),
   };
 }
 

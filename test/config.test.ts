@@ -51,6 +51,14 @@ describe('configuration', () => {
       /OTEL_EXPORTER_OTLP_PROTOCOL must be one of http\/protobuf, http\/json/,
     ],
     [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TIMEOUT: '10s' },
+      /OTEL_EXPORTER_OTLP_TIMEOUT must be a whole number from 1/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '0' },
+      /OTEL_EXPORTER_OTLP_TRACES_TIMEOUT must be a whole number from 1/,
+    ],
+    [
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_RESOURCE_ATTRIBUTES: 'team=core,secret-less' },
       /OTEL_RESOURCE_ATTRIBUTES must be comma-separated key=value pairs .* \(entry 2 is not\)/,
     ],
@@ -93,6 +101,7 @@ describe('configuration', () => {
       protocol: 'http/protobuf',
       resolvers: 'root',
       batch: { scheduledDelayMillis: 5000, exportTimeoutMillis: 30_000, maxQueueSize: 2048, maxExportBatchSize: 512 },
+      exportTimeoutMs: 10_000,
     });
     expect(
       loadConfig({
@@ -106,6 +115,8 @@ describe('configuration', () => {
         OTEL_BSP_SCHEDULE_DELAY: '1000',
         OTEL_BSP_EXPORT_TIMEOUT: '10000',
         OTEL_BSP_MAX_QUEUE_SIZE: '100',
+        OTEL_EXPORTER_OTLP_TIMEOUT: '5000',
+        OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500',
       }).tracing,
     ).toEqual({
       serviceName: 'api-eu',
@@ -116,6 +127,8 @@ describe('configuration', () => {
       resolvers: 'all',
       // A batch is never larger than the queue.
       batch: { scheduledDelayMillis: 1000, exportTimeoutMillis: 10_000, maxQueueSize: 100, maxExportBatchSize: 100 },
+      // The traces-only variable wins.
+      exportTimeoutMs: 2500,
     });
     // With no OTEL_SERVICE_NAME, the resource attributes may name the service.
     expect(

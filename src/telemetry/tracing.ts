@@ -131,7 +131,12 @@ export function startTracing(config: TracingConfig, logger: Logger, exporter?: S
       ? new SimpleSpanProcessor({ exporter })
       : new BatchSpanProcessor({
           ...config.batch,
-          exporter: reportingReachability(config.protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter(), logger),
+          exporter: reportingReachability(
+            config.protocol === 'http/json'
+              ? new JsonExporter({ timeoutMillis: config.exportTimeoutMs })
+              : new ProtobufExporter({ timeoutMillis: config.exportTimeoutMs }),
+            logger,
+          ),
         }),
   ];
   const roots = new TracerProvider({ resource, sampler: samplerOf(config), spanProcessors });

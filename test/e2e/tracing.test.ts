@@ -26,6 +26,7 @@ const TRACING: TracingConfig = {
   resolvers: 'root',
   // Unused: the in-memory exporter takes each span as it ends, with no batching.
   batch: { scheduledDelayMillis: 1, exportTimeoutMillis: 1, maxQueueSize: 1, maxExportBatchSize: 1 },
+  exportTimeoutMs: 1,
 };
 startTracing(TRACING, createLogger('silent'), exporter);
 
