@@ -2,8 +2,9 @@
 // only then, by main.ts (what the rest of the service uses is trace-context.ts, on the API alone).
 // The PostgreSQL and Redis instrumentations patch the installed `pg`, `pg-pool` and `ioredis`
 // classes; main.ts starts tracing before the first connection, which binds its own `query`. Spans go
-// to the collector in batches over OTLP/HTTP (protobuf, or JSON; the exporter reads the standard
-// OTEL_EXPORTER_OTLP_* variables); W3C `traceparent` is read from requests and written into webhook
+// to the collector in batches over OTLP/HTTP (protobuf, or JSON; the exporter reads the endpoint,
+// headers and compression from the standard OTEL_EXPORTER_OTLP_* variables, and gets its time-out and
+// batching from config.ts); W3C `traceparent` is read from requests and written into webhook
 // deliveries.
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
