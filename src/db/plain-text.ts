@@ -5,9 +5,9 @@
 // each connection with SQL PREPARE the first time that connection needs it, then run with EXECUTE and
 // its values written as literals. For the few statements whose round trips matter most; everything
 // else binds its values (prepared.ts, sql.ts).
-import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import type { EntityManager } from './orm.ts';
+import { runPrepared } from './prepared.ts';
 import { queryAfter, type Query } from './query-wrapping.ts';
 
 /** A statement PostgreSQL keeps planned per connection, run with `execute`. */
@@ -47,9 +47,9 @@ export function execute(statement: PlannedStatement, values: readonly (string | 
 }
 
 /** Runs plain text (no placeholders) on `em`'s connection, in its transaction when it has one. */
-export async function runPlainText<T>(em: EntityManager, text: string): Promise<T[]> {
-  const result = await em.getKysely().executeQuery<T>(CompiledQuery.raw(text, []));
-  return [...result.rows];
+export function runPlainText<T>(em: EntityManager, text: string): Promise<T[]> {
+  // No values: node-postgres then sends it as a simple query, which may hold several statements.
+  return runPrepared<T>(em, text, []);
 }
 
 /**

@@ -24,7 +24,7 @@ const TRACING: TracingConfig = {
   ratio: 1,
   protocol: 'http/protobuf',
   resolvers: 'root',
-  // Unused: the in-memory exporter takes each span as it ends, with no batching.
+  // These two unused: the in-memory exporter takes each span as it ends, with no batching or sending.
   batch: { scheduledDelayMillis: 1, exportTimeoutMillis: 1, maxQueueSize: 1, maxExportBatchSize: 1 },
   exportTimeoutMs: 1,
 };
