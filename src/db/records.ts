@@ -1,5 +1,6 @@
 // Users and orders as plain values: what reads return, what GraphQL and REST serialise, and what
 // writes hand back once their entities are flushed. One shape for every face.
+import pg from 'pg';
 import type { OrderStatus } from './entities/index.ts';
 
 /**
@@ -58,12 +59,57 @@ export const USER_COLUMNS = `id, name, email, ${epochMsOf('created_at')} as "cre
 export const ORDER_COLUMNS = `id, user_id as "userId", total, status, ${epochMsOf('created_at')} as "createdAt"`;
 
 /**
- * An order inside a user's row, as PostgreSQL builds it in JSON: a compact array (the user id is the
- * row's own), several times cheaper for PostgreSQL to build than an object per order.
+ * A user's orders inside the user's row: an array of text arrays, which PostgreSQL sends as one text
+ * literal, `{{ord_…,4500,paid,1732000000000},{…}}`. Building it costs PostgreSQL about a third less
+ * than the same tuples as JSON (`json_agg` of `json_build_array`), and reading it back costs Node
+ * about half of `JSON.parse` (ordersOfTuples).
  */
-export const ORDER_TUPLE = `json_build_array(id, total, status, ${epochMsOf('created_at')})`;
-export type OrderTuple = [id: string, total: number, status: OrderStatus, createdAt: number];
+export const ORDER_TUPLE = `array[id, total::text, status, (${epochMsOf('created_at')})::text]`;
 
-export function orderOfTuple(userId: string, [id, total, status, createdAt]: OrderTuple): OrderRecord {
-  return { id, userId, total, status, createdAt };
+/** PostgreSQL's type id of text[]. */
+const TEXT_ARRAY = 1009;
+/**
+ * node-postgres' own parser of text array literals, of any dimensions and quoting. pg-types lists
+ * the ids of scalar types alone, and types every parser as answering `any`; text[]'s answers arrays
+ * of strings, nested one level per dimension.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- as said
+const parseTextArray = pg.types.getTypeParser(TEXT_ARRAY as Parameters<typeof pg.types.getTypeParser>[0]) as (
+  literal: string,
+) => string[][];
+
+/**
+ * The orders of `userId` from the literal of an array of ORDER_TUPLEs. PostgreSQL quotes an element
+ * only when it holds a quote, backslash, brace, comma or white space, is empty, or reads NULL; ids,
+ * statuses and numbers never do, so tuples are cut at their commas and braces. A literal with
+ * anything quoted (a row written by other means) goes through the general parser instead.
+ */
+export function ordersOfTuples(userId: string, literal: string): OrderRecord[] {
+  if (literal.includes('"'))
+    return parseTextArray(literal).map(([id, total, status, createdAt]) => order(userId, id!, total!, status!, createdAt!));
+  const orders: OrderRecord[] = [];
+  // {{a,b,c,d},{a,b,c,d}}: each tuple starts two characters past the previous one's closing brace.
+  for (let at = 2; at < literal.length;) {
+    const total = literal.indexOf(',', at);
+    const status = literal.indexOf(',', total + 1);
+    const createdAt = literal.indexOf(',', status + 1);
+    const end = literal.indexOf('}', createdAt + 1);
+    if (total < 0 || status < 0 || createdAt < 0 || end < 0) break;
+    orders.push(
+      order(
+        userId,
+        literal.slice(at, total),
+        literal.slice(total + 1, status),
+        literal.slice(status + 1, createdAt),
+        literal.slice(createdAt + 1, end),
+      ),
+    );
+    at = end + 3;
+  }
+  return orders;
+}
+
+function order(userId: string, id: string, total: string, status: string, createdAt: string): OrderRecord {
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the column's check constraint admits the statuses alone
+  return { id, userId, total: Number(total), status: status as OrderStatus, createdAt: Number(createdAt) };
 }

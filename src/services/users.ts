@@ -7,15 +7,7 @@ import type { EntityManager } from '../db/orm.ts';
 import { violatedConstraint } from '../db/failures.ts';
 import { newId } from '../db/ids.ts';
 import { prepared, runPrepared } from '../db/prepared.ts';
-import {
-  ORDER_TUPLE,
-  USER_COLUMNS,
-  orderOfTuple,
-  userResource,
-  type OrderRecord,
-  type OrderTuple,
-  type UserRecord,
-} from '../db/records.ts';
+import { ORDER_TUPLE, USER_COLUMNS, ordersOfTuples, userResource, type OrderRecord, type UserRecord } from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
@@ -70,9 +62,9 @@ export function edgesOf<T>(items: readonly T[], keyset: Keyset<T>, cursors: Curs
   });
 }
 
-/** Each user's newest `limit` orders as a JSON array of order tuples, in the user's own row. */
+/** Each user's newest `limit` orders as an array of order tuples, in the user's own row (as text: ordersOfTuples reads it). */
 const latestOrdersOf = (limit: string) =>
-  `coalesce((select json_agg(${ORDER_TUPLE}) from (select id, total, status, created_at from orders where user_id = users.id ${NEWEST_FIRST} limit ${limit}) o), '[]'::json) as "latestOrders"`;
+  `array(select ${ORDER_TUPLE} from orders where user_id = users.id ${NEWEST_FIRST} limit ${limit})::text as "latestOrders"`;
 
 /** What a page request asks for; each part changes the page statement. */
 interface PageShape {
@@ -157,7 +149,7 @@ export async function listUsers(sql: Sql, cursors: CursorCodec, args: UserPageAr
   const after = args.after == null ? undefined : positionAfter(BY_CREATION, cursors, args.after, 'after');
   const before = args.before == null ? undefined : positionAfter(BY_CREATION, cursors, args.before, 'before');
   const { ordersLimit, flags } = options;
-  type Row = UserRecord & { latestOrders?: OrderTuple[] };
+  type Row = UserRecord & { latestOrders?: string };
   const query = usersPage({ after: after !== undefined, before: before !== undefined, backward, withOrders: ordersLimit !== undefined });
   const values = [...(after ?? []), ...(before ?? []), size! + 1, ...(ordersLimit === undefined ? [] : [ordersLimit])];
   // The page's own fetch sees one row past its far end; rows past a cursor need a probe each.
@@ -174,7 +166,7 @@ export async function listUsers(sql: Sql, cursors: CursorCodec, args: UserPageAr
     hasPreviousPage: (backward && hasMore) || throughAfter,
   };
   if (ordersLimit !== undefined) {
-    page.latestOrders = new Map(items.map((row) => [row.id, (row.latestOrders ?? []).map((order) => orderOfTuple(row.id, order))]));
+    page.latestOrders = new Map(items.map((row) => [row.id, ordersOfTuples(row.id, row.latestOrders ?? '{}')]));
   }
   return page;
 }

@@ -203,4 +203,36 @@ describe('nested orders without N+1', () => {
       expect(edge.node.two.map((o) => o.total)).toEqual([6, 5].map((n) => index * 100 + n));
     }
   });
+
+  it("reads every field of the page's orders as a user's own orders read them, ids PostgreSQL must quote included", async () => {
+    // Written by other means than the API: ids holding what PostgreSQL quotes in an array literal.
+    const at = new Date(Date.UTC(2000, 0, 1));
+    const userId = idAt('user', at, 1);
+    await sql(`insert into users (id, name, email, created_at, updated_at) values (?, 'Quoted', 'quoted@example.com', ?, ?)`, [
+      userId,
+      at,
+      at,
+    ]);
+    const odd = ['ord_"quoted"', 'ord_{braced},comma', 'ord_back\\slash and space', 'NULL', ''];
+    for (const [n, id] of [...odd, idAt('order', at, 7)].entries()) {
+      await sql(`insert into orders (id, user_id, total, status, created_at) values (?, ?, ?, 'shipped', ?)`, [
+        id,
+        userId,
+        n * 1001,
+        new Date(at.getTime() + n * 1234),
+      ]);
+    }
+    const fields = '{ id total status createdAt }';
+    const nested = await server.gql<{ users: { edges: { node: { id: string; orders: unknown[] } }[] } }>(
+      `{ users(first: 1) { edges { node { id orders(limit: 10) ${fields} } } } }`,
+    );
+    const own = await server.gql<{ user: { orders: unknown[] } }>(`query ($id: ID!) { user(id: $id) { orders(limit: 10) ${fields} } }`, {
+      id: userId,
+    });
+    const [edge] = nested.body.data!.users.edges;
+    expect(edge!.node.id).toBe(userId);
+    expect(own.body.data!.user.orders).toHaveLength(odd.length + 1);
+    expect(edge!.node.orders).toEqual(own.body.data!.user.orders);
+    expect(edge!.node.orders).toContainEqual({ id: 'ord_"quoted"', total: 0, status: 'shipped', createdAt: at.toISOString() });
+  });
 });
