@@ -174,12 +174,16 @@ const perSecond = (run: Run) => run.requests / run.seconds;
 /** What tracing costs in a scenario: the traced Portico against its untraced twin, placed alike in every round. */
 function tracingLines(ratios: { traced: number[]; twin: number[] } | undefined): string[] {
   if (!ratios) return [];
-  return [
+  const traced =
     `Tracing at 10%: the traced Portico served ${median(ratios.traced).toFixed(2)}× the requests per second of its untraced twin ` +
-      `(median of the rounds; ${ratios.traced.map((r) => r.toFixed(2)).join(', ')}). The twin served ${median(ratios.twin).toFixed(2)}× Portico's: ` +
-      'both wait between their runs while the other servers run, which the first Portico, busy in every scenario, does less.',
-    '',
-  ];
+    `(median of the rounds; ${ratios.traced.map((r) => r.toFixed(2)).join(', ')}).`;
+  // A narrowed run (BENCH_SERVERS) may leave the first Portico out.
+  const twin =
+    ratios.twin.length === 0
+      ? ''
+      : ` The twin served ${median(ratios.twin).toFixed(2)}× Portico's: ` +
+        'both wait between their runs while the other servers run, which the first Portico, busy in every scenario, does less.';
+  return [traced + twin, ''];
 }
 
 /** The working tree against the baseline, per Portico variant of a scenario. */
@@ -548,10 +552,10 @@ try {
           return variant && perSecond(inRound.get(variant)!.run);
         };
         const [plain, twin, traced] = [rateOf('Portico'), rateOf('Portico twin'), rateOf('Portico traced')];
-        if (plain && twin && traced) {
+        if (twin && traced) {
           const own = tracingRatios.get(scenario) ?? { traced: [], twin: [] };
           own.traced.push(traced / twin);
-          own.twin.push(twin / plain);
+          if (plain) own.twin.push(twin / plain);
           tracingRatios.set(scenario, own);
         }
       }
