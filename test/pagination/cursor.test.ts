@@ -30,6 +30,34 @@ describe('cursor codec', () => {
     ).toEqual(['Zoë Ávila', 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m']);
   });
 
+  it('mints the cursors earlier releases minted, so cursors already handed out keep working', () => {
+    // Minted by the release before cursors were built in one buffer.
+    const minted: [string, (string | number)[], string][] = [
+      ['users/created', [1700000000000, 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m'], 'AgEBi8_laAADdXNyAZNH0a0betOQ2JoljXFM9NZw1M2OxCjxtMLJcg'],
+      [
+        'users/sort:name',
+        ['Zoë Ávila', 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m'],
+        'AgIAC1pvw6sgw4F2aWxhA3VzcgGTR9GtG3rTkNiaJY1xTPQFk-1Nzq-drEUNvjM',
+      ],
+      ['orders/created', [0, 'not-an-id'], 'AgEAAAAAAAACAAlub3QtYW4taWTpB7hVkhfK0OANu08'],
+      ['events/sequence', [281474976710655, 'evt_7zzzzzzzzzzzzzzzzzzzzzzzzz'], 'AgH_______8DZXZ0_____________________-55bxXX3Ow0BbKt7g'],
+    ];
+    for (const [scope, position, cursor] of minted) {
+      expect(codec.encode(scope, position)).toBe(cursor);
+      expect(codec.decode(scope, cursor, 'after')).toEqual(position);
+    }
+  });
+
+  it('mints long names, and the cursors after them, as a codec that never saw one does', () => {
+    const long = ['É'.repeat(200) + '𝄞'.repeat(50), 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m'];
+    const cursor = codec.encode('users/sort:name', long);
+    expect(codec.decode('users/sort:name', cursor, 'after')).toEqual(long);
+    const fresh = new CursorCodec('a-secret-of-at-least-thirty-two-characters');
+    expect(codec.encode('users/created', [1, 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m'])).toBe(
+      fresh.encode('users/created', [1, 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m']),
+    );
+  });
+
   it('refuses a cursor with any byte changed', () => {
     const cursor = codec.encode('users/created', [1, 'x']);
     const raw = Buffer.from(cursor, 'base64url');
