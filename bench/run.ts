@@ -37,6 +37,8 @@ import { baselineLabel, inRoundOrder, scenarios, type Scenario, type ServerName,
 import { checkOutBaseline, type Baseline } from './baseline.ts';
 import { npmCi } from './npm-ci.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
+import { newId } from '../src/db/ids.ts';
+import { CursorCodec } from '../src/pagination/cursor.ts';
 import { shaped } from '../src/guards.ts';
 
 const USERS = Number(process.env.BENCH_USERS ?? 10_000);
@@ -253,6 +255,20 @@ async function budgetCheck(counter: RateLimitCounter): Promise<number> {
   const micros = ((performance.now() - started) * 1000) / rounds;
   await counter.close();
   return micros;
+}
+
+/** Microseconds to mint one cursor of a page by creation time, and to check one (the goal: at most 2 µs per edge). */
+function cursorCosts(): { mintUs: number; checkUs: number } {
+  const codec = new CursorCodec(randomBytes(32).toString('base64url'));
+  const ids = Array.from({ length: 1000 }, () => newId('user'));
+  const rounds = 200_000;
+  const cursors: string[] = [];
+  let started = performance.now();
+  for (let i = 0; i < rounds; i++) cursors.push(codec.encode('users/created', [1_700_000_000_000 + i, ids[i % ids.length]!]));
+  const mintUs = ((performance.now() - started) * 1000) / rounds;
+  started = performance.now();
+  for (let i = 0; i < rounds; i++) codec.decode('users/created', cursors[i]!, 'after');
+  return { mintUs, checkUs: ((performance.now() - started) * 1000) / rounds };
 }
 
 /** The Redis check on a private redis-server, when one is installed. */
@@ -572,6 +588,7 @@ try {
         : await webhookDelivery(database.url(), database.pid, env, ROOT, SERVER_CORE);
     const memoryBudgetUs = await budgetCheck(new MemoryCounter(60_000));
     const redisBudgetUs = await redisBudgetCheck();
+    const cursorUs = cursorCosts();
 
     const report = [
       '# Benchmark report',
@@ -611,6 +628,11 @@ try {
         (redisBudgetUs === undefined
           ? ' (no redis-server to measure the Redis one).'
           : ` and ${redisBudgetUs.toFixed(0)} µs in Redis on the same machine (one round trip).`),
+      '',
+      '## Cursors',
+      '',
+      `Minting the cursor of one edge (a page by creation time: its time and id, signed) takes ${cursorUs.mintUs.toFixed(2)} µs; ` +
+        `checking and reading one that comes back takes ${cursorUs.checkUs.toFixed(2)} µs.`,
       '',
     ].join('\n');
     process.stdout.write(`${report}\n`);
