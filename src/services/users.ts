@@ -151,8 +151,10 @@ export async function listUsers(sql: Sql, cursors: CursorCodec, args: UserPageAr
   const { ordersLimit, flags } = options;
   type Row = UserRecord & { latestOrders?: string };
   const query = usersPage({ after: after !== undefined, before: before !== undefined, backward, withOrders: ordersLimit !== undefined });
-  const values = [...(after ?? []), ...(before ?? []), size! + 1, ...(ordersLimit === undefined ? [] : [ordersLimit])];
-  // The page's own fetch sees one row past its far end; rows past a cursor need a probe each.
+  // The page's own fetch sees one row past its far end when the flag of that end is read (that row,
+  // and in a nested page its orders, are work for nothing otherwise); rows past a cursor need a probe each.
+  const pastEnd = !flags || (backward ? flags.hasPreviousPage : flags.hasNextPage) ? 1 : 0;
+  const values = [...(after ?? []), ...(before ?? []), size! + pastEnd, ...(ordersLimit === undefined ? [] : [ordersLimit])];
   const [rows, throughAfter, fromBefore] = await Promise.all([
     sql.rows<Row>(query, values),
     flags?.hasPreviousPage ? anyUser(sql, USERS_THROUGH, after) : false,
