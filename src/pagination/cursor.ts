@@ -37,6 +37,9 @@ export class CursorCodec {
    * synchronous, so one buffer serves every call. It starts with the key and grows for long names.
    */
   #scratch: Buffer;
+  /** The scope written after the key in #scratch, and where the body starts after it: a page mints its cursors for one scope. */
+  #scope: string | undefined;
+  #body = 0;
 
   constructor(secret: string) {
     this.#key = Buffer.from(hkdfSync('sha256', secret, 'portico', `cursor v${VERSION}`, 32));
@@ -50,10 +53,13 @@ export class CursorCodec {
     for (const value of position) most += typeof value === 'number' ? 7 : 3 + 3 * value.length;
     if (most > this.#scratch.length) this.#scratch = this.#scratchOf(most);
     const b = this.#scratch;
-    let at = this.#key.length;
-    at += b.write(scope, at, 'utf8');
-    b[at++] = 0;
-    const body = at;
+    if (scope !== this.#scope) {
+      this.#body = this.#key.length + b.write(scope, this.#key.length, 'utf8') + 1;
+      b[this.#body - 1] = 0;
+      this.#scope = scope;
+    }
+    const body = this.#body;
+    let at = body;
     b[at++] = VERSION;
     for (const value of position) {
       if (typeof value === 'number') {
@@ -78,6 +84,7 @@ export class CursorCodec {
   #scratchOf(bytes: number): Buffer {
     const scratch = Buffer.alloc(bytes);
     this.#key.copy(scratch);
+    this.#scope = undefined;
     return scratch;
   }
 
