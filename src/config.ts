@@ -37,6 +37,11 @@ export interface TracingConfig {
    * send a batch may take (the exporter retries a few times before it gives the batch up).
    */
   exportTimeoutMs: number;
+  /**
+   * OTEL_PROPAGATORS: whether trace context crosses the wire, read from requests' `traceparent` and
+   * written into webhook deliveries (`tracecontext`, the default), or neither (`none`).
+   */
+  propagation: 'tracecontext' | 'none';
 }
 
 /** The batch span processor's settings, named as its options are. */
@@ -465,6 +470,7 @@ function tracingConfig(env: Env): TracingConfig | undefined {
     ratio,
     resolvers: oneOf(env, 'TRACE_RESOLVERS', TRACE_RESOLVERS) ?? 'root',
     batch: spanBatching(env),
+    propagation: propagationOf(env),
     // Read here rather than by the exporter, which would ignore a malformed value without a word.
     exportTimeoutMs: integer(
       env,
@@ -474,6 +480,28 @@ function tracingConfig(env: Env): TracingConfig | undefined {
       3_600_000,
     ),
   };
+}
+
+/** The propagators of OTEL_PROPAGATORS that Portico knows; the specification's default is `tracecontext,baggage`. */
+const PROPAGATORS = ['tracecontext', 'baggage', 'none'] as const;
+
+/**
+ * OTEL_PROPAGATORS, a comma-separated list. Portico speaks W3C trace context alone. `baggage` is
+ * accepted, as in the specification's default, and carries nothing: no call leaves a request on its
+ * behalf (a webhook delivery is a trace of its own, later), so there is nothing to hand it to. `none`
+ * stops callers' `traceparent` from being followed (a caller could otherwise have every one of its
+ * requests recorded) and delivery attempts from sending theirs. Any other propagator (b3, jaeger…)
+ * is refused rather than ignored.
+ */
+function propagationOf(env: Env): TracingConfig['propagation'] {
+  const raw = env.OTEL_PROPAGATORS?.trim();
+  const names = (raw || 'tracecontext,baggage').split(',').map((name) => name.trim().toLowerCase());
+  if (!names.every((name) => isOneOf(PROPAGATORS, name)) || (names.includes('none') && names.length > 1)) {
+    throw new ConfigError(
+      `OTEL_PROPAGATORS must be a list of ${PROPAGATORS.slice(0, 2).join(', ')} (W3C trace context is the one Portico speaks), or none alone (got "${raw}").`,
+    );
+  }
+  return names.includes('tracecontext') ? 'tracecontext' : 'none';
 }
 
 /**

@@ -75,6 +75,11 @@ describe('configuration', () => {
       /OTEL_BSP_MAX_QUEUE_SIZE must be a whole number from 1/,
     ],
     [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_PROPAGATORS: 'tracecontext,b3' },
+      /OTEL_PROPAGATORS must be a list of tracecontext, baggage .* or none alone \(got "tracecontext,b3"\)/,
+    ],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_PROPAGATORS: 'none,tracecontext' }, /OTEL_PROPAGATORS must be/],
+    [
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '512' },
       /OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be a whole number from 1 to 100 /,
     ],
@@ -102,6 +107,7 @@ describe('configuration', () => {
       resolvers: 'root',
       batch: { scheduledDelayMillis: 5000, exportTimeoutMillis: 30_000, maxQueueSize: 2048, maxExportBatchSize: 512 },
       exportTimeoutMs: 10_000,
+      propagation: 'tracecontext',
     });
     expect(
       loadConfig({
@@ -117,6 +123,7 @@ describe('configuration', () => {
         OTEL_BSP_MAX_QUEUE_SIZE: '100',
         OTEL_EXPORTER_OTLP_TIMEOUT: '5000',
         OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500',
+        OTEL_PROPAGATORS: 'none',
       }).tracing,
     ).toEqual({
       serviceName: 'api-eu',
@@ -129,7 +136,18 @@ describe('configuration', () => {
       batch: { scheduledDelayMillis: 1000, exportTimeoutMillis: 10_000, maxQueueSize: 100, maxExportBatchSize: 100 },
       // The traces-only variable wins.
       exportTimeoutMs: 2500,
+      propagation: 'none',
     });
+    // W3C trace context is the one propagator; baggage, in the specification's default, carries nothing.
+    const propagation = (OTEL_PROPAGATORS: string) =>
+      loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_PROPAGATORS }).tracing?.propagation;
+    expect(['tracecontext,baggage', ' TraceContext ', 'baggage', 'none', ''].map(propagation)).toEqual([
+      'tracecontext',
+      'tracecontext',
+      'none',
+      'none',
+      'tracecontext',
+    ]);
     // With no OTEL_SERVICE_NAME, the resource attributes may name the service.
     expect(
       loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_RESOURCE_ATTRIBUTES: 'service.name=api%20eu' }).tracing

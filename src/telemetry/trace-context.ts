@@ -1,11 +1,13 @@
 // What the service needs of traces, on the OpenTelemetry API alone: without an SDK installed
 // (tracing off) every call here is a no-op of the API, and the SDK is never loaded (tracing.ts).
-import { context, propagation, trace, type Context, type Link, type Tracer } from '@opentelemetry/api';
+import { ROOT_CONTEXT, context, propagation, trace, type Context, type Link, type Span, type Tracer } from '@opentelemetry/api';
 
 /** The name the service's own spans are made under. */
 export const TRACER_NAME = 'portico';
 
 let roots: Tracer | undefined;
+/** Whether trace context crosses the wire (OTEL_PROPAGATORS); what is stored with events always keeps it. */
+let onTheWire = true;
 
 /**
  * The tracer of the spans that start traces here (a request's server span, a delivery attempt): it
@@ -18,6 +20,10 @@ export function rootTracer(): Tracer {
 
 export function setRootTracer(tracer: Tracer): void {
   roots = tracer;
+}
+
+export function setTraceContextOnTheWire(on: boolean): void {
+  onTheWire = on;
 }
 
 /** The W3C `traceparent` of the span active now, to store with what it caused; null when no trace is active. */
@@ -34,7 +40,17 @@ export function linkTo(traceparent: string | null): Link[] {
   return linked ? [{ context: linked }] : [];
 }
 
-/** The context a request's headers carry (`traceparent`, `tracestate`), for its server span to continue. */
+/**
+ * The context a request's headers carry (`traceparent`, `tracestate`), for its server span to
+ * continue; none when trace context does not cross the wire.
+ */
 export function incomingContext(headers: Record<string, string | string[] | undefined>): Context {
-  return propagation.extract(context.active(), headers);
+  return onTheWire ? propagation.extract(context.active(), headers) : context.active();
+}
+
+/** The headers that carry `span` to the one an outgoing request reaches (`traceparent`); none when trace context does not cross the wire, or tracing is off. */
+export function outgoingHeaders(span: Span): Record<string, string> {
+  const carrier: Record<string, string> = {};
+  if (onTheWire) propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
+  return carrier;
 }

@@ -32,7 +32,7 @@ import {
 import type { TracingConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { reportingReachability } from './collector-reachability.ts';
-import { TRACER_NAME, setRootTracer } from './trace-context.ts';
+import { TRACER_NAME, setRootTracer, setTraceContextOnTheWire } from './trace-context.ts';
 import { VERSION } from '../version.ts';
 
 function samplerOf(config: TracingConfig): Sampler {
@@ -146,7 +146,10 @@ export function startTracing(config: TracingConfig, logger: Logger, exporter?: S
   trace.setGlobalTracerProvider(followers);
   setRootTracer(roots.getTracer(TRACER_NAME));
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  // The global propagator also writes and reads the `traceparent` stored with each event; whether
+  // trace context crosses the wire is decided apart (trace-context.ts).
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  setTraceContextOnTheWire(config.propagation === 'tracecontext');
   // Only statements and commands made for something traced: no root spans for background polling.
   // Taking a pooled connection is no span of its own.
   instrumentInstalled([

@@ -1,8 +1,9 @@
 // One span per delivery attempt, when tracing is on: a trace of its own (the attempt happens later,
 // often in another process, and may be one of several), linked to the request that wrote the event,
-// and carried to the receiver in `traceparent` so that a traced receiver continues it. Tracing off,
-// these are the OpenTelemetry API's no-ops.
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, propagation, trace, type Span } from '@opentelemetry/api';
+// and carried to the receiver in `traceparent` (the worker sends trace-context.ts's outgoingHeaders,
+// none with OTEL_PROPAGATORS=none) so that a traced receiver continues it. Tracing off, these are
+// the OpenTelemetry API's no-ops.
+import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import { linkTo, rootTracer } from '../telemetry/trace-context.ts';
 import type { ClaimedDelivery } from './deliveries.ts';
 import type { AttemptResult } from './sender.ts';
@@ -20,13 +21,6 @@ export function startAttemptSpan(claim: ClaimedDelivery): Span {
       'portico.webhook.attempt': claim.number,
     },
   });
-}
-
-/** The attempt's `traceparent` for the request to the receiver; none when tracing is off. */
-export function traceHeaders(span: Span): Record<string, string> {
-  const carrier: Record<string, string> = {};
-  propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
-  return carrier;
 }
 
 export function endAttemptSpan(span: Span, result: AttemptResult): void {

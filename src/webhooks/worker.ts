@@ -4,7 +4,8 @@
 // when a transaction that queued deliveries commits (LISTEN), and polls as well, for due retries and
 // any notification lost while it was not listening.
 import type { Span } from '@opentelemetry/api';
-import { endAttemptSpan, startAttemptSpan, traceHeaders } from './attempt-span.ts';
+import { endAttemptSpan, startAttemptSpan } from './attempt-span.ts';
+import { outgoingHeaders } from '../telemetry/trace-context.ts';
 import type { Metrics } from '../telemetry/metrics.ts';
 import type { DeliveryConfig } from '../config.ts';
 import { isoOf } from '../db/records.ts';
@@ -159,7 +160,7 @@ export class DeliveryWorker {
         'x-portico-event-id': claim.eventId,
         'x-portico-event-type': claim.type,
         'x-portico-delivery-attempt': String(claim.number),
-        ...traceHeaders(span),
+        ...outgoingHeaders(span),
       };
       return { result: await this.#sender.send(claim.url, headers, body), signature: signed[SIGNATURE_HEADER]! };
     } catch (error) {

@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TracingConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { startTracing, stopTracing } from '../../src/telemetry/tracing.ts';
+import { setTraceContextOnTheWire } from '../../src/telemetry/trace-context.ts';
 
 const exporter = new InMemorySpanExporter();
 const TRACING: TracingConfig = {
@@ -27,6 +28,7 @@ const TRACING: TracingConfig = {
   // These two unused: the in-memory exporter takes each span as it ends, with no batching or sending.
   batch: { scheduledDelayMillis: 1, exportTimeoutMillis: 1, maxQueueSize: 1, maxExportBatchSize: 1 },
   exportTimeoutMs: 1,
+  propagation: 'tracecontext',
 };
 startTracing(TRACING, createLogger('silent'), exporter);
 
@@ -325,6 +327,60 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
     }
   });
 
+  it('with OTEL_PROPAGATORS=none, follows no caller’s traceparent: its requests start traces of their own', async () => {
+    const collector = await startCollector();
+    const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-'));
+    const service = await startServiceProcess(server.databaseUrl, dataDir, '', {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_PROPAGATORS: 'none',
+        // No trace starts here: a caller whose traceparent were followed would have its request recorded.
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0',
+      },
+    });
+    const tracedDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-'));
+    const traced = await startServiceProcess(server.databaseUrl, tracedDir, '', {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_SERVICE_NAME: 'portico-follows',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0',
+      },
+    });
+    try {
+      const [ignored, followed] = ['5'.repeat(32), '6'.repeat(32)];
+      for (const [url, traceId] of [
+        [service.url, ignored],
+        [traced.url, followed],
+      ] as const) {
+        const response = await fetch(`${url}/users?limit=1`, {
+          headers: { 'x-api-key': server.apiKey, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+        });
+        expect(response.status).toBe(200);
+      }
+      for (const process of [service, traced]) {
+        process.stop();
+        await process.exited;
+      }
+      // The same request to a server left at the default was recorded: the collector did hear.
+      expect(collector.received.filter((span) => span.traceId === followed).map((span) => span.resource['service.name'])).toContain(
+        'portico-follows',
+      );
+      expect(collector.received.filter((span) => span.traceId === ignored)).toEqual([]);
+      expect(collector.received.filter((span) => span.resource['service.name'] !== 'portico-follows')).toEqual([]);
+    } finally {
+      for (const process of [service, traced]) {
+        process.stop();
+        await process.exited;
+      }
+      collector.close();
+      for (const folder of [dataDir, tracedDir]) await fs.rm(folder, { recursive: true, force: true });
+    }
+  });
+
   it('sends spans in batches of the size OTEL_BSP_MAX_EXPORT_BATCH_SIZE sets', async () => {
     const collector = await startCollector();
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-'));
@@ -390,5 +446,32 @@ describe('a webhook delivery', () => {
       (request) => request.path === hookPath && request.headers['x-portico-event-type'] === 'user.created',
     )!;
     expect(delivered.headers.traceparent).toMatch(new RegExp(`^00-${attempt.spanContext().traceId}-${attempt.spanContext().spanId}-01$`));
+  });
+  it('sends no traceparent to the receiver with OTEL_PROPAGATORS=none, and is still traced and linked', async () => {
+    // What startTracing sets from OTEL_PROPAGATORS=none, for this test alone.
+    setTraceContextOnTheWire(false);
+    try {
+      const hookPath = '/untold-hook';
+      const endpoint = await rest<{ id: string; secret: string }>(server, 'POST', '/webhook-endpoints', {
+        json: { url: `${receiver.url}${hookPath}`, events: ['USER_CREATED'] },
+      });
+      expect(endpoint.status).toBe(201);
+      usedCredential(endpoint.body.secret);
+      const created = await rest(server, 'POST', '/users', { json: { name: 'Untold', email: 'untold@example.com' } });
+      expect(created.status).toBe(201);
+      const isAttempt = (span: ReadableSpan) =>
+        span.name === 'webhook user.created' && span.attributes['portico.webhook.endpoint_id'] === endpoint.body.id;
+      const isCreation = (request: (typeof receiver.received)[number]) =>
+        request.path === hookPath && request.headers['x-portico-event-type'] === 'user.created';
+      await eventually(() => receiver.received.some(isCreation), 'the delivery received', 10_000);
+      await eventually(() => exporter.getFinishedSpans().some(isAttempt), 'the attempt span exported', 10_000);
+      const delivered = receiver.received.find(isCreation)!;
+      expect(delivered.headers['x-portico-signature-256']).toBeDefined();
+      expect(delivered.headers.traceparent).toBeUndefined();
+      // The event still knows the request that wrote it: the attempt links to it.
+      expect(exporter.getFinishedSpans().find(isAttempt)!.links).toHaveLength(1);
+    } finally {
+      setTraceContextOnTheWire(true);
+    }
   });
 });
