@@ -5,7 +5,7 @@
 // to the collector in batches over OTLP/HTTP (protobuf, or JSON; the exporter reads the endpoint,
 // headers and compression from the standard OTEL_EXPORTER_OTLP_* variables, and gets its time-out and
 // batching from config.ts); W3C `traceparent` is read from requests and written into webhook
-// deliveries.
+// deliveries, unless OTEL_PROPAGATORS=none (trace-context.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
