@@ -48,9 +48,11 @@ function feedPage(after: boolean, ofType: boolean): Statement {
   }
   conditions.push(ofType ? `type = $${next++}` : `type <> '${PING}'`);
   const name = `events_${after ? 'after' : 'first'}${ofType ? '_of_type' : ''}`;
+  // Ordered by the columns themselves: a bare `xact` would name the text the row carries out, and
+  // sort every event by its digits (10 before 9) instead of reading the (type,) xact, id index.
   return statement(
     name,
-    `select ${COLUMNS}, xact::text as xact from events where ${conditions.join(' and ')} order by xact, id limit $${next}`,
+    `select ${COLUMNS}, xact::text as xact from events where ${conditions.join(' and ')} order by events.xact, events.id limit $${next}`,
   );
 }
 const FEED = {

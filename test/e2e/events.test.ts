@@ -282,6 +282,29 @@ describe('the event feed', () => {
     expect(ours().map((event) => event.id)).toEqual([earlyId, match.stringMatching(/^evt_/)]);
   });
 
+  it('lists events in the order of their transactions as numbers, not as text', async () => {
+    // Transactions 9 and 10, written by hand: as text, "10" would come before "9" (and before every
+    // later transaction's events, such as those of the tests above).
+    const at = new Date();
+    const [nine, ten] = [idAt('event', at, 1), idAt('event', at, 2)];
+    for (const [id, xact] of [
+      [ten, '10'],
+      [nine, '9'],
+    ] as const) {
+      await server.orm.em
+        .fork()
+        .execute(`insert into events (id, type, xact, created_at, data) values (?, 'user.created', ?::xid8, ?, '{"object": {}}')`, [
+          id,
+          xact,
+          at,
+        ]);
+    }
+    for (const query of ['', '&type=USER_CREATED']) {
+      const ids = (await drain(null, query)).events.map((event) => event.id);
+      expect(ids.slice(0, 2), query).toEqual([nine, ten]);
+    }
+  });
+
   it('keeps its place at the end, filters by type, and answers the same on GraphQL', async () => {
     const { cursor } = await drain(null);
     expect(cursor).toEqual(match.any(String));
