@@ -5,6 +5,7 @@ import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { DatabaseAvailability } from './availability.ts';
 import { boundedConnectionOptions, guardPool, type ConnectionBounds } from './connections.ts';
+import { plansStatementsOnce } from './generic-plans.ts';
 import { preparesPlannedStatements } from './plain-text.ts';
 import { preparesMarkedStatements } from './prepared.ts';
 import { foldsTransactionEdges } from './transaction-edges.ts';
@@ -61,6 +62,8 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
     driverOptions: {
       ...(settings.bounds ? boundedConnectionOptions(settings.bounds) : {}),
       onPoolCreated: (pool: pg.Pool) => {
+        // First, so that its statement goes out on the connection as it is, before any other wrapper.
+        plansStatementsOnce(pool);
         guardPool(pool, settings.availability);
         preparesMarkedStatements(pool);
         preparesPlannedStatements(pool);

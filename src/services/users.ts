@@ -99,12 +99,20 @@ function usersPage(shape: PageShape): Statement {
   }
   return page;
 }
-/** Whether any user sits at or before a position, and at or after one: rows outside a page's cursors. */
+/**
+ * Whether any user sits at or before a position, and at or after one: rows outside a page's cursors.
+ * The nearest such row is read from the index in its order. Statements are planned for any position
+ * (generic-plans.ts), and an EXISTS, whose order PostgreSQL drops, was planned as a scan of the table
+ * from its start: slow for a position near the far end.
+ */
 const USERS_THROUGH = statement(
   'users_exist_through',
-  'select exists (select 1 from users where (created_at, id) <= ($1, $2)) as "exists"',
+  'select coalesce((select true from users where (created_at, id) <= ($1, $2) order by created_at desc, id desc limit 1), false) as "exists"',
 );
-const USERS_FROM = statement('users_exist_from', 'select exists (select 1 from users where (created_at, id) >= ($1, $2)) as "exists"');
+const USERS_FROM = statement(
+  'users_exist_from',
+  'select coalesce((select true from users where (created_at, id) >= ($1, $2) order by created_at, id limit 1), false) as "exists"',
+);
 const USER_BY_ID = statement('user_by_id', `select ${USER_COLUMNS} from users where id = $1`);
 const USERS_BY_IDS = statement('users_by_ids', `select ${USER_COLUMNS} from users where id = any($1::text[])`);
 
