@@ -10,11 +10,12 @@ import type pg from 'pg';
 
 const GENERIC_PLANS = 'set plan_cache_mode = force_generic_plan';
 
-/** Makes every connection of `pool` plan its prepared statements once, for any values. */
-export function plansStatementsOnce(pool: pg.Pool): void {
-  pool.on('connect', (client) => {
-    // Queued before anything the pool's caller sends on the new connection. A failure here is the
-    // connection's own, which its next statement meets and the pool's guard handles.
-    client.query(GENERIC_PLANS).catch(() => undefined);
-  });
+/**
+ * The pool's hook for a connection it just opened: it hands the connection out once this resolves,
+ * so the setting is in force before the first statement and nothing queues behind it (node-postgres
+ * warns of a statement sent while another waits, and 9.0 removes that). A failure here is the
+ * connection's own: the pool closes it and the caller meets the error, as with a failed log-in.
+ */
+export async function planStatementsOnce(client: pg.ClientBase): Promise<void> {
+  await client.query(GENERIC_PLANS);
 }

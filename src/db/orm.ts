@@ -5,7 +5,7 @@ import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { DatabaseAvailability } from './availability.ts';
 import { boundedConnectionOptions, guardPool, type ConnectionBounds } from './connections.ts';
-import { plansStatementsOnce } from './generic-plans.ts';
+import { planStatementsOnce } from './generic-plans.ts';
 import { preparesPlannedStatements } from './plain-text.ts';
 import { preparesMarkedStatements } from './prepared.ts';
 import { foldsTransactionEdges } from './transaction-edges.ts';
@@ -61,9 +61,10 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
     pool: { min: 0, max: settings.poolMax },
     driverOptions: {
       ...(settings.bounds ? boundedConnectionOptions(settings.bounds) : {}),
+      // Run by the pool on each new connection before it is handed out, and before the wrappers below
+      // (installed on the pool's 'connect') exist: its statement goes out on the connection as it is.
+      onConnect: planStatementsOnce,
       onPoolCreated: (pool: pg.Pool) => {
-        // First, so that its statement goes out on the connection as it is, before any other wrapper.
-        plansStatementsOnce(pool);
         guardPool(pool, settings.availability);
         preparesMarkedStatements(pool);
         preparesPlannedStatements(pool);
