@@ -1,10 +1,11 @@
 // Every environment variable the service reads is parsed and validated here, once.
 // Other modules receive a typed Config and never touch process.env.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDuration } from './duration.ts';
 import { normalizeCidr } from './net/cidr.ts';
 import { FAILPOINTS, type Failpoint } from './failpoints.ts';
-import { isOneOf } from './guards.ts';
+import { errnoOf, isOneOf } from './guards.ts';
 import type { LogFormat } from './log.ts';
 
 export const TRACE_SAMPLERS = [
@@ -17,6 +18,7 @@ export const TRACE_SAMPLERS = [
 ] as const;
 export const TRACE_RESOLVERS = ['root', 'all', 'none'] as const;
 export const TRACE_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+export const TRACE_COMPRESSIONS = ['gzip', 'none'] as const;
 
 export interface TracingConfig {
   /** OTEL_SERVICE_NAME, else `service.name` of OTEL_RESOURCE_ATTRIBUTES. */
@@ -37,6 +39,18 @@ export interface TracingConfig {
    * send a batch may take (the exporter retries a few times before it gives the batch up).
    */
   exportTimeoutMs: number;
+  /**
+   * OTEL_EXPORTER_OTLP_HEADERS with OTEL_EXPORTER_OTLP_TRACES_HEADERS over it, name by name: sent
+   * with every export (a collector's credentials, typically). Values are never logged.
+   */
+  exportHeaders: Record<string, string>;
+  /** OTEL_EXPORTER_OTLP_TRACES_COMPRESSION, else OTEL_EXPORTER_OTLP_COMPRESSION: how exports are encoded. */
+  compression: (typeof TRACE_COMPRESSIONS)[number];
+  /**
+   * The files OTEL_EXPORTER_OTLP_CERTIFICATE (the collector's CA), OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE
+   * and OTEL_EXPORTER_OTLP_CLIENT_KEY (for mutual TLS) name, each with a `_TRACES_` variant that wins.
+   */
+  exportTls: { ca?: Buffer; cert?: Buffer; key?: Buffer };
   /**
    * OTEL_PROPAGATORS: whether trace context crosses the wire, read from requests' `traceparent` and
    * written into webhook deliveries (`tracecontext`, the default), or neither (`none`).
@@ -479,6 +493,12 @@ function tracingConfig(env: Env): TracingConfig | undefined {
       1,
       3_600_000,
     ),
+    exportHeaders: exportHeadersOf(env),
+    compression:
+      oneOf(env, 'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION', TRACE_COMPRESSIONS) ??
+      oneOf(env, 'OTEL_EXPORTER_OTLP_COMPRESSION', TRACE_COMPRESSIONS) ??
+      'none',
+    exportTls: exportTlsOf(env),
   };
 }
 
@@ -505,13 +525,20 @@ function propagationOf(env: Env): TracingConfig['propagation'] {
 }
 
 /**
- * OTEL_RESOURCE_ATTRIBUTES, as the specification writes it: comma-separated `key=value` pairs,
- * values percent-encoded. A malformed list stops the start (the specification's SDKs would drop it
- * with a warning, and every span would then lack what the operator meant it to carry).
+ * A list as the specification writes OTEL_RESOURCE_ATTRIBUTES and OTEL_EXPORTER_OTLP_HEADERS:
+ * comma-separated `key=value` pairs, values percent-encoded. A malformed list stops the start (the
+ * specification's SDKs drop a bad entry with a warning, and every span, or every export, would then
+ * lack what the operator meant it to carry). `accepts` decides each decoded pair; the values are not
+ * echoed, since an operator may put anything there, credentials included.
  */
-function resourceAttributesOf(env: Env): Record<string, string> {
-  const attributes: Record<string, string> = {};
-  for (const [index, pair] of (env.OTEL_RESOURCE_ATTRIBUTES ?? '').split(',').entries()) {
+function keyValueList(
+  env: Env,
+  name: string,
+  what: { pairs: string; example: string },
+  accepts: (key: string, value: string) => boolean = () => true,
+): Record<string, string> {
+  const pairs: Record<string, string> = {};
+  for (const [index, pair] of (env[name] ?? '').split(',').entries()) {
     if (pair.trim() === '') continue;
     const equals = pair.indexOf('=');
     const key = pair.slice(0, equals).trim();
@@ -521,15 +548,58 @@ function resourceAttributesOf(env: Env): Record<string, string> {
     } catch {
       value = undefined;
     }
-    // The values are not echoed: an operator may put anything there.
-    if (equals < 0 || key === '' || value === undefined) {
+    if (equals < 0 || key === '' || value === undefined || !accepts(key, value)) {
       throw new ConfigError(
-        `OTEL_RESOURCE_ATTRIBUTES must be comma-separated key=value pairs with percent-encoded values, like deployment.environment.name=production (entry ${index + 1} is not).`,
+        `${name} must be comma-separated ${what.pairs} pairs with percent-encoded values, like ${what.example} (entry ${index + 1} is not).`,
       );
     }
-    attributes[key] = value;
+    pairs[key] = value;
   }
-  return attributes;
+  return pairs;
+}
+
+/** OTEL_RESOURCE_ATTRIBUTES: what every span says of where it comes from. */
+function resourceAttributesOf(env: Env): Record<string, string> {
+  return keyValueList(env, 'OTEL_RESOURCE_ATTRIBUTES', { pairs: 'key=value', example: 'deployment.environment.name=production' });
+}
+
+/** An HTTP field name (RFC 9110's token), and a value Node will send: no control characters but tab, nothing past Latin-1. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
+/**
+ * The headers every export carries. Read by the exporter itself, a malformed entry was dropped without
+ * a word (the collector then refuses every export for want of its credentials), and a value Node
+ * cannot send failed every export.
+ */
+function exportHeadersOf(env: Env): Record<string, string> {
+  const headers = (name: string) =>
+    keyValueList(
+      env,
+      name,
+      { pairs: 'name=value', example: 'authorization=Bearer%20…' },
+      (key, value) => HEADER_NAME.test(key) && HEADER_VALUE.test(value),
+    );
+  return { ...headers('OTEL_EXPORTER_OTLP_HEADERS'), ...headers('OTEL_EXPORTER_OTLP_TRACES_HEADERS') };
+}
+
+/** A file the exporter needs to reach the collector, read once at start; the traces-only variable wins. */
+function exportFile(env: Env, suffix: string): Buffer | undefined {
+  const name = env[`OTEL_EXPORTER_OTLP_TRACES_${suffix}`]?.trim() ? `OTEL_EXPORTER_OTLP_TRACES_${suffix}` : `OTEL_EXPORTER_OTLP_${suffix}`;
+  const file = env[name]?.trim();
+  if (!file) return undefined;
+  try {
+    return readFileSync(path.resolve(file));
+  } catch (error) {
+    // The exporter would go on without it, and every export would then fail its TLS handshake.
+    throw new ConfigError(`${name} names a file that cannot be read (${file}: ${errnoOf(error) ?? 'unreadable'}).`);
+  }
+}
+
+/** OTEL_EXPORTER_OTLP_CERTIFICATE, …_CLIENT_CERTIFICATE and …_CLIENT_KEY, each with its `_TRACES_` variant. */
+function exportTlsOf(env: Env): TracingConfig['exportTls'] {
+  const files = { ca: exportFile(env, 'CERTIFICATE'), cert: exportFile(env, 'CLIENT_CERTIFICATE'), key: exportFile(env, 'CLIENT_KEY') };
+  return Object.fromEntries(Object.entries(files).filter(([, contents]) => contents !== undefined));
 }
 
 /** OTEL_BSP_*, with the specification's defaults; SDK 2 and later leave reading them to the application. */

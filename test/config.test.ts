@@ -1,3 +1,6 @@
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 
@@ -83,18 +86,48 @@ describe('configuration', () => {
       { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_BSP_MAX_QUEUE_SIZE: '100', OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '512' },
       /OTEL_BSP_MAX_EXPORT_BATCH_SIZE must be a whole number from 1 to 100 /,
     ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_HEADERS: 'x-team=core,authorization' },
+      /OTEL_EXPORTER_OTLP_HEADERS must be comma-separated name=value pairs .* \(entry 2 is not\)/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'bad header=1' },
+      /OTEL_EXPORTER_OTLP_TRACES_HEADERS must be comma-separated name=value pairs .* \(entry 1 is not\)/,
+    ],
+    // A value that would break the request line: a line break, percent-encoded.
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%0D%0Ax' },
+      /OTEL_EXPORTER_OTLP_HEADERS must be comma-separated name=value pairs/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_COMPRESSION: 'zip' },
+      /OTEL_EXPORTER_OTLP_COMPRESSION must be one of gzip, none/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: 'br' },
+      /OTEL_EXPORTER_OTLP_TRACES_COMPRESSION must be one of gzip, none/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector:4318', OTEL_EXPORTER_OTLP_CERTIFICATE: '/nonexistent/ca.pem' },
+      /OTEL_EXPORTER_OTLP_CERTIFICATE names a file that cannot be read \(\/nonexistent\/ca.pem: ENOENT\)/,
+    ],
+    [
+      { OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector:4318', OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY: '/nonexistent/key.pem' },
+      /OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY names a file that cannot be read/,
+    ],
   ])('refuses %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
   });
 
-  it.each([{ DATABASE_URL: 'mysql://user:hunter2secret@db/x' }, { REDIS_URL: 'http://:hunter2secret@cache:6379' }])(
-    'never echoes a password in its errors (%#)',
-    (env) => {
-      expect(() => loadConfig(env)).toThrow(ConfigError);
-      expect(() => loadConfig(env)).not.toThrow(/hunter2secret/);
-    },
-  );
+  it.each([
+    { DATABASE_URL: 'mysql://user:hunter2secret@db/x' },
+    { REDIS_URL: 'http://:hunter2secret@cache:6379' },
+    { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer hunter2secret%ZZ' },
+  ])('never echoes a password in its errors (%#)', (env) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).not.toThrow(/hunter2secret/);
+  });
 
   it('traces only when an OTLP endpoint is set, with the standard variables', () => {
     expect(loadConfig({}).tracing).toBeUndefined();
@@ -107,6 +140,9 @@ describe('configuration', () => {
       resolvers: 'root',
       batch: { scheduledDelayMillis: 5000, exportTimeoutMillis: 30_000, maxQueueSize: 2048, maxExportBatchSize: 512 },
       exportTimeoutMs: 10_000,
+      exportHeaders: {},
+      compression: 'none',
+      exportTls: {},
       propagation: 'tracecontext',
     });
     expect(
@@ -124,6 +160,9 @@ describe('configuration', () => {
         OTEL_EXPORTER_OTLP_TIMEOUT: '5000',
         OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: '2500',
         OTEL_PROPAGATORS: 'none',
+        OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer%20abc, x-team=core',
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'x-team=traces',
+        OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
       }).tracing,
     ).toEqual({
       serviceName: 'api-eu',
@@ -136,6 +175,10 @@ describe('configuration', () => {
       batch: { scheduledDelayMillis: 1000, exportTimeoutMillis: 10_000, maxQueueSize: 100, maxExportBatchSize: 100 },
       // The traces-only variable wins.
       exportTimeoutMs: 2500,
+      // Values percent-decoded; the traces-only variable wins, name by name.
+      exportHeaders: { authorization: 'Bearer abc', 'x-team': 'traces' },
+      compression: 'gzip',
+      exportTls: {},
       propagation: 'none',
     });
     // W3C trace context is the one propagator; baggage, in the specification's default, carries nothing.
@@ -155,6 +198,30 @@ describe('configuration', () => {
     ).toBe('api eu');
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBeUndefined();
+  });
+
+  it('reads the collector’s TLS files at start: the traces-only variable wins, as the others do', async () => {
+    const folder = await fs.mkdtemp(path.join(os.tmpdir(), 'portico-otlp-tls-'));
+    try {
+      const file = async (name: string, text: string) => {
+        await fs.writeFile(path.join(folder, name), text);
+        return path.join(folder, name);
+      };
+      const tls = loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'https://collector:4318',
+        OTEL_EXPORTER_OTLP_CERTIFICATE: await file('ca.pem', 'shared ca'),
+        OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE: await file('traces-ca.pem', 'traces ca'),
+        OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE: await file('client.pem', 'client certificate'),
+        OTEL_EXPORTER_OTLP_CLIENT_KEY: await file('client-key.pem', 'client key'),
+      }).tracing?.exportTls;
+      expect({ ca: tls?.ca?.toString(), cert: tls?.cert?.toString(), key: tls?.key?.toString() }).toEqual({
+        ca: 'traces ca',
+        cert: 'client certificate',
+        key: 'client key',
+      });
+    } finally {
+      await fs.rm(folder, { recursive: true, force: true });
+    }
   });
 
   it('serves metrics only when METRICS_PORT or METRICS_TOKEN says where', () => {

@@ -2,9 +2,9 @@
 // only then, by main.ts (what the rest of the service uses is trace-context.ts, on the API alone).
 // The PostgreSQL and Redis instrumentations patch the installed `pg`, `pg-pool` and `ioredis`
 // classes; main.ts starts tracing before the first connection, which binds its own `query`. Spans go
-// to the collector in batches over OTLP/HTTP (protobuf, or JSON; the exporter reads the endpoint,
-// headers and compression from the standard OTEL_EXPORTER_OTLP_* variables, and gets its time-out and
-// batching from config.ts); W3C `traceparent` is read from requests and written into webhook
+// to the collector in batches over OTLP/HTTP (protobuf, or JSON; the exporter reads the endpoint
+// from the standard OTEL_EXPORTER_OTLP_* variables, which config.ts checks, and gets its time-out,
+// headers, compression, TLS files and batching from config.ts); W3C `traceparent` is read from requests and written into webhook
 // deliveries, unless OTEL_PROPAGATORS=none (trace-context.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -110,6 +110,23 @@ function connectInCallersContext(): void {
 
 let providers: TracerProvider[] = [];
 
+type ExporterOptions = NonNullable<ConstructorParameters<typeof ProtobufExporter>[0]>;
+
+/**
+ * What the exporter is told, all of it read and checked in config.ts: given here, it wins over the
+ * exporter's own reading of the same variables, which drops what it cannot parse without a word.
+ */
+function exporterOptions(config: TracingConfig): ExporterOptions {
+  return {
+    timeoutMillis: config.exportTimeoutMs,
+    headers: config.exportHeaders,
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- the exporter's string enum has exactly these two values, and its package is not one of ours to import
+    compression: config.compression as ExporterOptions['compression'],
+    // keepAlive as the exporter's own agent has it.
+    httpAgentOptions: { keepAlive: true, ...config.exportTls },
+  };
+}
+
 /** The longest a stopping process waits for its last spans to reach the collector. */
 const FLUSH_ON_STOP_MS = 3000;
 
@@ -133,9 +150,7 @@ export function startTracing(config: TracingConfig, logger: Logger, exporter?: S
       : new BatchSpanProcessor({
           ...config.batch,
           exporter: reportingReachability(
-            config.protocol === 'http/json'
-              ? new JsonExporter({ timeoutMillis: config.exportTimeoutMs })
-              : new ProtobufExporter({ timeoutMillis: config.exportTimeoutMs }),
+            config.protocol === 'http/json' ? new JsonExporter(exporterOptions(config)) : new ProtobufExporter(exporterOptions(config)),
             logger,
           ),
         }),

@@ -9,6 +9,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,9 +26,12 @@ const TRACING: TracingConfig = {
   ratio: 1,
   protocol: 'http/protobuf',
   resolvers: 'root',
-  // These two unused: the in-memory exporter takes each span as it ends, with no batching or sending.
+  // These unused: the in-memory exporter takes each span as it ends, with no batching or sending.
   batch: { scheduledDelayMillis: 1, exportTimeoutMillis: 1, maxQueueSize: 1, maxExportBatchSize: 1 },
   exportTimeoutMs: 1,
+  exportHeaders: {},
+  compression: 'none',
+  exportTls: {},
   propagation: 'tracecontext',
 };
 startTracing(TRACING, createLogger('silent'), exporter);
@@ -54,20 +58,25 @@ interface ReceivedSpan {
   resource: Record<string, string | undefined>;
 }
 
-/** A collector that keeps the spans it is sent (OTLP over HTTP, JSON), and how many came in each export. */
+/** A collector that keeps the spans it is sent (OTLP over HTTP, JSON, gzipped or not), how many came in each export, and each export's credentials and encoding. */
 async function startCollector(): Promise<{
   port: number;
   received: ReceivedSpan[];
   batches: number[];
+  exports: { authorization: string | undefined; encoding: string | undefined }[];
   close(): void;
 }> {
   const received: ReceivedSpan[] = [];
   const batches: number[] = [];
+  const exports: { authorization: string | undefined; encoding: string | undefined }[] = [];
   const collector = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const request = JSON.parse(body) as OtlpRequest;
+      const encoding = req.headers['content-encoding'];
+      exports.push({ authorization: req.headers.authorization, encoding });
+      const body = Buffer.concat(chunks);
+      const request = JSON.parse((encoding === 'gzip' ? gunzipSync(body) : body).toString('utf8')) as OtlpRequest;
       const before = received.length;
       for (const { resource, scopeSpans } of request.resourceSpans ?? []) {
         const attributes = Object.fromEntries((resource?.attributes ?? []).map(({ key, value }) => [key, value.stringValue]));
@@ -85,6 +94,7 @@ async function startCollector(): Promise<{
     port: (collector.address() as AddressInfo).port,
     received,
     batches,
+    exports,
     close: () => {
       collector.closeAllConnections();
       collector.close();
@@ -225,6 +235,9 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
         OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=staging,service.name=overridden,team=a%2Cb',
         // JSON, so that the collector here reads it without a protobuf decoder.
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        // The collector's credentials (percent-encoded, as the specification writes them) and gzip.
+        OTEL_EXPORTER_OTLP_TRACES_HEADERS: 'authorization=Bearer%20collector-credential',
+        OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
         // No trace starts here; a caller's sampled trace is still followed.
         OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
         OTEL_TRACES_SAMPLER_ARG: '0',
@@ -244,6 +257,8 @@ describe.skipIf(SKIP_REDIS)('the service as a process', () => {
       service.stop();
       await service.exited;
       expect(received.filter((span) => span.traceId !== traceId)).toEqual([]);
+      expect(collector.exports.length).toBeGreaterThan(0);
+      for (const sent of collector.exports) expect(sent).toEqual({ authorization: 'Bearer collector-credential', encoding: 'gzip' });
       const trace = received.filter((span) => span.traceId === traceId);
       const names = trace.map((span) => span.name);
       expect(names).toContain('GET /users');
