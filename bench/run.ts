@@ -526,6 +526,9 @@ try {
     if (wanted('PostGraphile 4'))
       servers.push(await startServer('PostGraphile 4', ['server.js', database.url()], env, path.join(references, 'postgraphile4')));
     if (wanted('raw pg')) servers.push(await startServer('raw pg', [path.join(BENCH_DIR, 'raw-pg-server.ts'), database.url()], env));
+    const floor = [path.join(BENCH_DIR, 'stack-floor-server.ts'), database.url()];
+    if (wanted('Stack floor')) servers.push(await startServer('Stack floor', floor, env));
+    if (wanted('yoga + jit')) servers.push(await startServer('yoga + jit', floor, { ...env, FLOOR_PLUGINS: 'jit' }));
     if (wanted('Portico traced')) {
       collector = await startDiscardingCollector();
       servers.push(await startServer('Portico traced', ['src/main.ts', 'api'], tracedEnv(env, collector.url)));
@@ -610,6 +613,10 @@ try {
       'and is counted in the metrics (`METRICS_PORT` set, as where Prometheus scrapes);',
       "request logging is off (`LOG_LEVEL=warn`), as PostGraphile's query log is. PostGraphile 5 and 4 run with their default presets",
       '(amber for 5) over the same tables; `raw pg` is node-postgres sending the SQL each scenario needs from a bare HTTP server.',
+      "On `user(id)`, two servers built from the stack Portico is built on, without Portico's own code, answer with the SQL raw pg sends",
+      '(bench/stack-floor-server.ts): `Stack floor`, graphql-yoga and Pothos with the plugins the stack prescribes as they come (graphql-armor,',
+      "@envelop/rate-limiter with a store that decides nothing) and yoga's Prometheus phase timing; `yoga + jit`, yoga and Pothos with",
+      'graphql-jit and nothing else, the fastest its GraphQL layer gets. Neither checks a key or counts usage.',
       "Server CPU is the server process alone; PostgreSQL CPU is its backends'; memory is the server's resident set; statements are those PostgreSQL ran",
       '(pg_stat_statements) per request. Ratios compare requests per second within each round (median of the rounds).',
       '',

@@ -6,7 +6,15 @@ import { newId } from '../src/db/ids.ts';
 import type { HttpRequest } from './load.ts';
 
 export type ServerName =
-  'Portico' | 'Portico baseline' | 'Portico twin' | 'Portico traced' | 'PostGraphile 5' | 'PostGraphile 4' | 'raw pg';
+  | 'Portico'
+  | 'Portico baseline'
+  | 'Portico twin'
+  | 'Portico traced'
+  | 'PostGraphile 5'
+  | 'PostGraphile 4'
+  | 'raw pg'
+  | 'Stack floor'
+  | 'yoga + jit';
 
 /**
  * The same request to Portico with tracing on (10% of traces sampled, sent to a collector), and to
@@ -158,6 +166,13 @@ function allScenarios({ apiKey, userIds }: Inputs): Scenario[] {
           request: graphql('query ($id: String!) { userById(id: $id) { id name email } }', user),
         },
         { label: 'raw pg', server: 'raw pg', request: get((i) => `/user?id=${pick(userIds, i)}`) },
+        // The stack Portico is built on, without Portico (bench/stack-floor-server.ts): its prescribed
+        // plugins as they come, and yoga with Pothos and graphql-jit alone, the fastest its GraphQL layer gets.
+        ...(['Stack floor', 'yoga + jit'] as const).map((server) => ({
+          label: server,
+          server,
+          request: graphql('query ($id: ID!) { user(id: $id) { id name email } }', user),
+        })),
       ],
     },
     {

@@ -45,7 +45,7 @@ import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
 import { useServiceIndex } from './plugins/service-index.ts';
 import { requestContext, requestIdFrom, type RequestContext } from './request-context.ts';
-import type { Metrics } from './telemetry/metrics.ts';
+import { graphqlPhaseMetrics, type Metrics } from './telemetry/metrics.ts';
 import { answerMetrics, metricsOnServicePort } from './telemetry/metrics-endpoint.ts';
 import { useOperationLabels } from './plugins/operation-label.ts';
 import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
@@ -184,34 +184,8 @@ export function createApp(dependencies: AppDependencies): App {
         useUsageCounting(usage),
         useOperationLabels(),
         ...useGraphQLTracing(config.tracing),
-        // GraphQL's phases (parse, validate, execute) timed by yoga's own plugin; requests by face are
-        // counted in the HTTP shell below, which sees both faces. Operation names are the client's
-        // choice, so they are no label.
-        ...(metrics.served
-          ? [
-              fromLibrary(
-                usePrometheus({
-                  registry: metrics.registry,
-                  endpoint: false,
-                  metrics: {
-                    graphql_envelop_phase_parse: true,
-                    graphql_envelop_phase_validate: true,
-                    graphql_envelop_phase_execute: true,
-                    graphql_envelop_request: false,
-                    graphql_envelop_request_duration: false,
-                    graphql_envelop_request_time_summary: false,
-                    graphql_envelop_phase_context: false,
-                    graphql_envelop_error_result: false,
-                    graphql_envelop_deprecated_field: false,
-                    graphql_envelop_schema_change: false,
-                    graphql_envelop_phase_subscribe: false,
-                    graphql_yoga_http_duration: false,
-                  },
-                  labels: { operationName: false },
-                }),
-              ),
-            ]
-          : []),
+        // GraphQL's phases timed by yoga's own plugin, where metrics are served.
+        ...(metrics.served ? [fromLibrary(usePrometheus(graphqlPhaseMetrics(metrics.registry)))] : []),
         useValidationErrorCodes(),
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.

@@ -2,10 +2,38 @@
 // buckets live here; the parts that see an event count it, and figures that are state (pool, rate
 // limit store, outbox) are read when Prometheus scrapes. Every label takes a bounded set of values:
 // no key ids, user ids, URLs or operation names a client chose.
+import type { PrometheusTracingPluginConfig } from '@graphql-yoga/plugin-prometheus';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Which face a request came in on; `other` is probes, documents and paths nothing serves. */
 export type Face = 'graphql' | 'rest' | 'other';
+
+/**
+ * What yoga's Prometheus plugin records into `registry`: GraphQL's phases (parse, validate, execute)
+ * alone. Requests by face are counted in the HTTP shell, which sees both faces; operation names are
+ * the client's choice, so they are no label.
+ */
+export function graphqlPhaseMetrics(registry: Registry): PrometheusTracingPluginConfig {
+  return {
+    registry,
+    endpoint: false,
+    metrics: {
+      graphql_envelop_phase_parse: true,
+      graphql_envelop_phase_validate: true,
+      graphql_envelop_phase_execute: true,
+      graphql_envelop_request: false,
+      graphql_envelop_request_duration: false,
+      graphql_envelop_request_time_summary: false,
+      graphql_envelop_phase_context: false,
+      graphql_envelop_error_result: false,
+      graphql_envelop_deprecated_field: false,
+      graphql_envelop_schema_change: false,
+      graphql_envelop_phase_subscribe: false,
+      graphql_yoga_http_duration: false,
+    },
+    labels: { operationName: false },
+  };
+}
 
 /** Request latency, in seconds: from a cache-warm read (a few ms) to the request deadline. */
 const REQUEST_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
