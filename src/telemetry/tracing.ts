@@ -4,8 +4,8 @@
 // classes; main.ts starts tracing before the first connection, which binds its own `query`. Spans go
 // to the collector in batches over OTLP/HTTP (protobuf, or JSON; the exporter reads the endpoint
 // from the standard OTEL_EXPORTER_OTLP_* variables, which config.ts checks, and gets its time-out,
-// headers, compression, TLS files and batching from config.ts); W3C `traceparent` is read from requests and written into webhook
-// deliveries, unless OTEL_PROPAGATORS=none (trace-context.ts).
+// headers, compression, TLS files and batching from config.ts); W3C `traceparent` is read from
+// requests and written into webhook deliveries, unless OTEL_PROPAGATORS=none (trace-context.ts).
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
