@@ -57,7 +57,17 @@ export async function listen(
       throw error;
     }
     client = next;
-    heartbeat = setInterval(() => void next.query('select 1').catch((error: unknown) => lost(next, error)), heartbeatMs);
+    // One heartbeat at a time: while one waits for its (bounded) reply, the ticks that come due are
+    // skipped rather than queued behind it on the connection.
+    let beating = false;
+    heartbeat = setInterval(() => {
+      if (beating) return;
+      beating = true;
+      next.query('select 1').then(
+        () => (beating = false),
+        (error: unknown) => lost(next, error),
+      );
+    }, heartbeatMs);
     heartbeat.unref();
     onNotify('');
   };
