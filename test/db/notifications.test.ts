@@ -1,28 +1,17 @@
 // The listening connection's heartbeat, when PostgreSQL stops answering: it finds the silent peer
 // within its bound, and never stacks statements on the connection while one waits for its reply.
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
 import { listen, type Listener } from '../../src/db/notifications.ts';
-import { createTestDatabase } from '../support/database.ts';
 import { eventually } from '../support/steady-load.ts';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.ts';
+import { proxiedTestDatabase } from '../support/proxied-database.ts';
 
 // Every warning the process emits from here on.
 const warnings: Error[] = [];
 process.on('warning', (warning) => warnings.push(warning));
 
-let proxy: TcpProxy;
-let database: Awaited<ReturnType<typeof createTestDatabase>>;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  const admin = new URL(inject('adminUrl'));
-  proxy = await startTcpProxy({ host: admin.hostname, port: Number(admin.port || 5432) });
-});
-afterAll(async () => {
-  await proxy.close();
-  await database.drop();
-});
+const database = proxiedTestDatabase();
 
 describe('the notification connection', () => {
   it('sends one heartbeat at a time while PostgreSQL is silent, and replaces the connection once its reply is overdue', async () => {
@@ -41,16 +30,16 @@ describe('the notification connection', () => {
     const bounds = { connectTimeoutMs: 1000, statementTimeoutMs: 600 };
     let listener: Listener | undefined;
     try {
-      listener = await listen(proxy.proxiedUrl(database.url), 'heartbeat_test', (payload) => reconnected.push(payload), logger, {
+      listener = await listen(database.url, 'heartbeat_test', (payload) => reconnected.push(payload), logger, {
         bounds,
         retryMs: 50,
         heartbeatMs: 20,
       });
       expect(reconnected).toEqual(['']);
-      await proxy.set('blackhole');
+      await database.proxy.set('blackhole');
       // Lost once a heartbeat's reply is overdue (the statement timeout and a margin); back once PostgreSQL answers again.
       await eventually(() => lines.some((line) => line.includes('lost the notification connection')), 'the silent peer noticed', 10_000);
-      await proxy.set('pass');
+      await database.proxy.set('pass');
       await eventually(() => reconnected.length >= 2, 'the listener reconnected after the silence', 10_000);
       await new Promise((resolve) => setImmediate(resolve));
       expect(warnings.map((warning) => warning.message).filter((message) => message.includes('already executing a query'))).toEqual([]);
