@@ -6,7 +6,7 @@ import { MemoryCounter } from './counter.ts';
 import { FailOpenCounter } from './fail-open.ts';
 
 /** A budget check waits at most this long for a hung Redis before the request goes through unmetered; generous, since under load the reply may wait behind other requests in the event loop. */
-const REDIS_COMMAND_TIMEOUT_MS = 2000;
+export const REDIS_COMMAND_TIMEOUT_MS = 2000;
 /** How long a start waits for Redis before serving anyway. */
 const REDIS_CONNECT_WAIT_MS = 3000;
 
