@@ -29,6 +29,7 @@ import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
+import { useScopeCacheRelease } from './plugins/scope-cache.ts';
 import { chainHooks } from './plugins/hook-chain.ts';
 import { useVariableCoercion } from './plugins/variables.ts';
 import { useGraphQLMediaTypes } from './plugins/media-types.ts';
@@ -138,21 +139,21 @@ export function createApp(dependencies: AppDependencies): App {
       const { auth, rateLimit } = initial;
       // The API key plugin has run for every request that reaches execution.
       if (!auth) throw new Error('request reached execution without verified credentials');
-      // Forked on first use: reads, the most of requests, need no unit of work. Defined on the
-      // context itself, since the returned extension is copied (which would read a getter).
+      // Forked on first call: reads, the most of requests, need no unit of work. A function rather
+      // than a getter: an accessor defined per request gives each context a hidden class of its own,
+      // held in the old generation until a full collection, and through it the whole request.
       let em: EntityManager | undefined;
-      // A write with an Idempotency-Key runs in the key's transaction (plugins/idempotency.ts).
-      Object.defineProperty(initial, 'em', {
-        get: () => (em ??= initial.idempotency?.write?.em ?? orm.em.fork()),
-        enumerable: false,
-        configurable: true,
-      });
       const reads = sql.until(initial.deadline);
-      // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- `em` is defined on the initial context just above
-      return { sql: reads, cursors, loaders: createLoaders(reads), auth, rateLimit, webhooks } as Omit<
-        GraphQLContext,
-        'em'
-      > as GraphQLContext;
+      return {
+        sql: reads,
+        // A write with an Idempotency-Key runs in the key's transaction (plugins/idempotency.ts).
+        em: () => (em ??= initial.idempotency?.write?.em ?? orm.em.fork()),
+        cursors,
+        loaders: createLoaders(reads),
+        auth,
+        rateLimit,
+        webhooks,
+      } satisfies GraphQLContext;
     },
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: chainHooks(
@@ -191,6 +192,7 @@ export function createApp(dependencies: AppDependencies): App {
         // Each document compiled once into a function that runs it: less work and garbage per field.
         fromLibrary(useGraphQlJit({}, { onError: (error) => logger.error({ err: error }, 'GraphQL document could not be compiled') })),
         useGraphQLMediaTypes(),
+        useScopeCacheRelease(),
         useBodyLimit(MAX_BODY_BYTES),
         useRest({ logger }),
       ],

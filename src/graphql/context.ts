@@ -10,8 +10,8 @@ import type { Loaders } from './loaders.ts';
 export interface GraphQLContext {
   /** Reads: plain SQL on the pool. */
   sql: Sql;
-  /** Writes: a unit of work of this request's own, made when a resolver first asks for it. */
-  readonly em: EntityManager;
+  /** Writes: the unit of work of this request, made on the first call (reads need none). */
+  em(): EntityManager;
   cursors: CursorCodec;
   loaders: Loaders;
   /** The verified API key (and, later, user) behind the request. */

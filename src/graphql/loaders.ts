@@ -19,34 +19,48 @@ export interface Loaders {
   prefetched(limit: number, userId: string): OrderRecord[] | undefined;
 }
 
+/** A class rather than an object literal: a literal's getter would cost every request in garbage collection (see pagination/edges.ts). */
+class RequestLoaders implements Loaders {
+  readonly #sql: Sql;
+  readonly #latestByLimit = new Map<number, DataLoader<string, OrderRecord[]>>();
+  readonly #prefetchedByLimit = new Map<number, ReadonlyMap<string, OrderRecord[]>>();
+  #userById: DataLoader<string, UserRecord | null> | undefined;
+
+  constructor(sql: Sql) {
+    this.#sql = sql;
+  }
+
+  // Made on first use: most requests need neither.
+  get userById(): DataLoader<string, UserRecord | null> {
+    const sql = this.#sql;
+    return (this.#userById ??= new DataLoader(async (ids) => {
+      const users = new Map((await findUsersByIds(sql, ids)).map((user) => [user.id, user]));
+      return ids.map((id) => users.get(id) ?? null);
+    }));
+  }
+
+  latestOrders(limit: number): DataLoader<string, OrderRecord[]> {
+    let loader = this.#latestByLimit.get(limit);
+    if (!loader) {
+      const sql = this.#sql;
+      loader = new DataLoader(async (userIds) => {
+        const orders = await latestOrdersOfUsers(sql, userIds, limit);
+        return userIds.map((id) => orders.get(id) ?? []);
+      });
+      this.#latestByLimit.set(limit, loader);
+    }
+    return loader;
+  }
+
+  prefetch(limit: number, ordersByUser: ReadonlyMap<string, OrderRecord[]>): void {
+    this.#prefetchedByLimit.set(limit, ordersByUser);
+  }
+
+  prefetched(limit: number, userId: string): OrderRecord[] | undefined {
+    return this.#prefetchedByLimit.get(limit)?.get(userId);
+  }
+}
+
 export function createLoaders(sql: Sql): Loaders {
-  const latestByLimit = new Map<number, DataLoader<string, OrderRecord[]>>();
-  const prefetchedByLimit = new Map<number, ReadonlyMap<string, OrderRecord[]>>();
-  let userById: DataLoader<string, UserRecord | null> | undefined;
-  return {
-    // Made on first use: most requests need neither.
-    get userById() {
-      return (userById ??= new DataLoader(async (ids) => {
-        const users = new Map((await findUsersByIds(sql, ids)).map((user) => [user.id, user]));
-        return ids.map((id) => users.get(id) ?? null);
-      }));
-    },
-    latestOrders(limit) {
-      let loader = latestByLimit.get(limit);
-      if (!loader) {
-        loader = new DataLoader(async (userIds) => {
-          const orders = await latestOrdersOfUsers(sql, userIds, limit);
-          return userIds.map((id) => orders.get(id) ?? []);
-        });
-        latestByLimit.set(limit, loader);
-      }
-      return loader;
-    },
-    prefetch(limit, ordersByUser) {
-      prefetchedByLimit.set(limit, ordersByUser);
-    },
-    prefetched(limit, userId) {
-      return prefetchedByLimit.get(limit)?.get(userId);
-    },
-  };
+  return new RequestLoaders(sql);
 }

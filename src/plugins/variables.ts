@@ -14,22 +14,32 @@ interface ExecutionInput {
 
 type Coerced = { coerced: Record<string, unknown> } | { errors: readonly GraphQLError[] };
 
+/** What a coercion was made for: the execution's schema, document and operation. */
+interface CoercedFor {
+  schema: GraphQLSchema;
+  document: DocumentNode;
+  operationName: string | null | undefined;
+}
+
 /**
  * Coercions made, by the variables object (or, without variables, the execution's arguments): the REST
  * adapter coerces a route's variables before it runs the route, and execution then finds them done.
+ * An entry holds nothing that leads back to its key: V8's young-generation collector keeps alive an
+ * entry whose value reaches its key, so such an entry would keep the whole request (through the
+ * execution's arguments, its context, its rows, its response) until the next full collection.
  */
-const coercions = new WeakMap<object, { of: ExecutionInput; result: Coerced }>();
+const coercions = new WeakMap<object, { for: CoercedFor; result: Coerced }>();
 
 /** The request's variables as execution will see them (defaults applied), or why they do not fit. */
 export function coercedVariables(args: ExecutionInput): Coerced {
   const key = args.variableValues ?? args;
   const done = coercions.get(key);
-  if (done && done.of.schema === args.schema && done.of.document === args.document && done.of.operationName == args.operationName) {
+  if (done && done.for.schema === args.schema && done.for.document === args.document && done.for.operationName == args.operationName) {
     return done.result;
   }
   const operation = getOperationAST(args.document, args.operationName);
   const result = getVariableValues(args.schema, operation?.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
-  coercions.set(key, { of: args, result });
+  coercions.set(key, { for: { schema: args.schema, document: args.document, operationName: args.operationName }, result });
   return result;
 }
 

@@ -13,7 +13,7 @@ import type { CursorCodec } from '../pagination/cursor.ts';
 import { pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { PING, type EventType } from '../webhooks/event-types.ts';
 import { PAGE_SIZE } from './limits.ts';
-import { edgesOf, type Page } from './users.ts';
+import { edgesOf, type Page } from '../pagination/edges.ts';
 import { InputCheck, requireId } from './validation.ts';
 
 /** An event as every face shows it (and as webhooks deliver it). */

@@ -11,25 +11,13 @@ import { ORDER_TUPLE, USER_COLUMNS, ordersOfTuples, userResource, type OrderReco
 import { statement, type Sql, type Statement } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
-import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
+import { edgesOf, type Page } from '../pagination/edges.ts';
+import { pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { changeWithEvent, runChangeWithEvent } from '../webhooks/outbox.ts';
 import { withEvent } from './changes.ts';
 import { PAGE_SIZE } from './limits.ts';
 import { NEWEST_FIRST } from './orders.ts';
 import { InputCheck, requireId } from './validation.ts';
-
-/** One item of a page; its cursor is made only when someone reads it. */
-export interface Edge<T> {
-  node: T;
-  readonly cursor: string;
-}
-
-export interface Page<T> {
-  items: Edge<T>[];
-  hasNextPage: boolean;
-  /** Lists paged forwards only leave it out: false, as the Relay spec allows. */
-  hasPreviousPage?: boolean;
-}
 
 /** A page of users and, when asked for, each one's newest orders fetched in the same statement. */
 export interface UserPage extends Page<UserRecord> {
@@ -48,19 +36,6 @@ const BY_CREATION: Keyset<UserRecord> = {
   key: (user) => user.createdAt,
   id: (user) => user.id,
 };
-
-/** Edges whose cursors are computed on first read: a query that selects none pays for none. */
-export function edgesOf<T>(items: readonly T[], keyset: Keyset<T>, cursors: CursorCodec): Edge<T>[] {
-  return items.map((node) => {
-    let cursor: string | undefined;
-    return {
-      node,
-      get cursor() {
-        return (cursor ??= cursorOf(keyset, cursors, node));
-      },
-    };
-  });
-}
 
 /** Each user's newest `limit` orders as an array of order tuples, in the user's own row (as text: ordersOfTuples reads it). */
 const latestOrdersOf = (limit: string) =>

@@ -67,7 +67,7 @@ builder.queryField('webhookDeliveries', (t) =>
     description: `An endpoint's deliveries with their attempts, newest first. \`status\`: one of ${STATES}. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}.`,
     args: { endpointId: t.arg.id({ required: true }), status: t.arg.string(), limit: t.arg.int(), cursor: t.arg.string() },
     resolve: (_root, args, ctx) =>
-      listDeliveries(ctx.em, ctx.sql, ctx.cursors, ownerOf(ctx), { ...args, endpointId: String(args.endpointId) }),
+      listDeliveries(ctx.em(), ctx.sql, ctx.cursors, ownerOf(ctx), { ...args, endpointId: String(args.endpointId) }),
   }),
 );
 
@@ -85,7 +85,7 @@ builder.mutationFields((t) => ({
     description:
       'Sends the event to the endpoint again: a new series of attempts, with the same event id. CONFLICT while an attempt is under way.',
     args: { endpointId: t.arg.id({ required: true }), eventId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => resendDelivery(ctx.em, ctx.sql, ownerOf(ctx), String(args.endpointId), String(args.eventId)),
+    resolve: (_root, args, ctx) => resendDelivery(ctx.em(), ctx.sql, ownerOf(ctx), String(args.endpointId), String(args.eventId)),
   }),
   resendDeadWebhookDeliveries: t.field({
     authScopes: MANAGE,
@@ -94,7 +94,7 @@ builder.mutationFields((t) => ({
       "Sends every one of the endpoint's dead deliveries again (within the window, when given); answers at once with how many were queued.",
     args: { endpointId: t.arg.id({ required: true }), input: t.arg({ type: RedeliveryInput }) },
     resolve: async (_root, args, ctx) => ({
-      queued: await resendDeadDeliveries(ctx.em, ctx.sql, ownerOf(ctx), String(args.endpointId), args.input ?? {}),
+      queued: await resendDeadDeliveries(ctx.em(), ctx.sql, ownerOf(ctx), String(args.endpointId), args.input ?? {}),
     }),
   }),
 }));

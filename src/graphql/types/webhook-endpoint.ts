@@ -71,7 +71,7 @@ builder.queryFields((t) => ({
     type: WebhookEndpointListRef,
     description: `This API key's webhook endpoints (an admin key's: every one), oldest first. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}.`,
     args: { limit: t.arg.int(), cursor: t.arg.string() },
-    resolve: (_root, args, ctx) => listEndpoints(ctx.em, ctx.cursors, ownerOf(ctx), args),
+    resolve: (_root, args, ctx) => listEndpoints(ctx.em(), ctx.cursors, ownerOf(ctx), args),
   }),
   webhookEndpoint: t.field({
     authScopes: MANAGE,
@@ -79,7 +79,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: "The webhook endpoint with this id, or null if there is none (or it is another API key's).",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => findEndpoint(ctx.em, ownerOf(ctx), String(args.id)),
+    resolve: (_root, args, ctx) => findEndpoint(ctx.em(), ownerOf(ctx), String(args.id)),
   }),
 }));
 
@@ -118,26 +118,26 @@ builder.mutationFields((t) => ({
     description:
       'Registers a URL to receive events and queues a `ping` event for it alone. The answer holds the signing secret: the only time it is shown.',
     args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
-    resolve: (_root, args, ctx) => createEndpoint(ctx.em, ctx.webhooks, ownerOf(ctx), args.input),
+    resolve: (_root, args, ctx) => createEndpoint(ctx.em(), ctx.webhooks, ownerOf(ctx), args.input),
   }),
   updateWebhookEndpoint: t.field({
     authScopes: MANAGE,
     type: WebhookEndpointRef,
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateWebhookEndpointInput, required: true }) },
-    resolve: (_root, args, ctx) => updateEndpoint(ctx.em, ctx.webhooks, ownerOf(ctx), String(args.id), args.input),
+    resolve: (_root, args, ctx) => updateEndpoint(ctx.em(), ctx.webhooks, ownerOf(ctx), String(args.id), args.input),
   }),
   deleteWebhookEndpoint: t.field({
     authScopes: MANAGE,
     type: 'ID',
     description: "Deletes the endpoint (its deliveries not yet made go with it); returns the deleted endpoint's id.",
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deleteEndpoint(ctx.em, ownerOf(ctx), String(args.id)),
+    resolve: (_root, args, ctx) => deleteEndpoint(ctx.em(), ownerOf(ctx), String(args.id)),
   }),
   rotateWebhookEndpointSecret: t.field({
     authScopes: MANAGE,
     type: WebhookEndpointRef,
     description: 'Gives the endpoint a new signing secret, shown in this answer only; the old one keeps signing beside it for the overlap.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: RotateWebhookEndpointSecretInput }) },
-    resolve: (_root, args, ctx) => rotateEndpointSecret(ctx.em, ctx.webhooks, ownerOf(ctx), String(args.id), args.input?.overlapSeconds),
+    resolve: (_root, args, ctx) => rotateEndpointSecret(ctx.em(), ctx.webhooks, ownerOf(ctx), String(args.id), args.input?.overlapSeconds),
   }),
 }));
