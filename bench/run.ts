@@ -36,6 +36,7 @@ import { webhookDelivery } from './webhooks.ts';
 import { baselineLabel, inRoundOrder, scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
 import { checkOutBaseline, type Baseline } from './baseline.ts';
 import { npmCi } from './npm-ci.ts';
+import { imageNodeOptions, withImageNodeOptions } from './image-node-options.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
 import { newId } from '../src/db/ids.ts';
 import { CursorCodec } from '../src/pagination/cursor.ts';
@@ -84,7 +85,8 @@ async function startServer(name: ServerName, command: string[], env: NodeJS.Proc
   const port = await freePort();
   const portico = name.startsWith('Portico');
   const [file, args] = pinned(SERVER_CORE, process.execPath, [...command, ...(portico ? [] : [String(port), String(POOL)])]);
-  const child = spawn(file, args, { cwd, env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const own = portico ? withImageNodeOptions(env, cwd) : env;
+  const child = spawn(file, args, { cwd, env: { ...own, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   const exited = new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`))));
   const listening = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => chunk.includes('listening') && resolve()));
@@ -611,6 +613,7 @@ try {
       '',
       'Every Portico request passes its API key check, the per-key rate limit (in memory), usage counting and the document limits,',
       'and is counted in the metrics (`METRICS_PORT` set, as where Prometheus scrapes);',
+      `Portico runs with the V8 settings its image ships (the Dockerfile's \`NODE_OPTIONS="${imageNodeOptions(ROOT)}"\`), the others with V8's defaults;`,
       "request logging is off (`LOG_LEVEL=warn`), as PostGraphile's query log is. PostGraphile 5 and 4 run with their default presets",
       '(amber for 5) over the same tables; `raw pg` is node-postgres sending the SQL each scenario needs from a bare HTTP server.',
       "On `user(id)`, two servers built from the stack Portico is built on, without Portico's own code, answer with the SQL raw pg sends",

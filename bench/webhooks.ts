@@ -9,6 +9,7 @@ import { newId } from '../src/db/ids.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
 import { SecretBox } from '../src/webhooks/secret-box.ts';
 import { newSigningSecret } from '../src/webhooks/signing-secret.ts';
+import { withImageNodeOptions } from './image-node-options.ts';
 import { quantile } from './load.ts';
 import { childrenCpuMs, cpuMs, pinned } from './process-stats.ts';
 
@@ -81,7 +82,7 @@ export async function webhookDelivery(
   const worker = spawn(file, args, {
     cwd: root,
     // Production delivers to https URLs only; the receiver here speaks plain http.
-    env: { ...env, NODE_ENV: 'development', LOG_LEVEL: 'info', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' },
+    env: { ...withImageNodeOptions(env, root), NODE_ENV: 'development', LOG_LEVEL: 'info', WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
