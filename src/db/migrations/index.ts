@@ -12,6 +12,7 @@ import { Migration20261123040000_webhook_delivery } from './Migration20261123040
 import { Migration20261123050000_event_traceparent } from './Migration20261123050000_event_traceparent.ts';
 import { Migration20261124000000_webhook_deliveries_fillfactor } from './Migration20261124000000_webhook_deliveries_fillfactor.ts';
 import { Migration20261125000000_idempotency_claim } from './Migration20261125000000_idempotency_claim.ts';
+import { Migration20261127000000_idempotency_claim_by_index } from './Migration20261127000000_idempotency_claim_by_index.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -26,4 +27,5 @@ export const migrations = [
   Migration20261123050000_event_traceparent,
   Migration20261124000000_webhook_deliveries_fillfactor,
   Migration20261125000000_idempotency_claim,
+  Migration20261127000000_idempotency_claim_by_index,
 ];
