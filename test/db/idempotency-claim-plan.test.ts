@@ -2,31 +2,15 @@
 // connections keep one plan per statement (generic-plans.ts), made when a connection first runs it;
 // a plan made while the table was empty scans the whole table, and it stayed in use until
 // PostgreSQL's statistics next changed, while the table grew by a record per keyed write.
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openOrm, type MikroORM } from '../../src/db/orm.ts';
-import { createLogger } from '../../src/log.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { openKeyedDatabase, type KeyedDatabase } from '../support/keyed-database.ts';
 
-let orm: MikroORM;
-let drop: () => Promise<void>;
-let apiKeyId: string;
-
+let database: KeyedDatabase;
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  drop = database.drop;
-  orm = await openOrm(database.url, { poolMax: 2, logger: createLogger('silent') });
-  const { key } = await createApiKey(orm.em.fork(), 'a-pepper-of-at-least-thirty-two-characters', 'test', {
-    name: 'claims',
-    scopes: ['orders:write'],
-  });
-  apiKeyId = key.id;
+  database = await openKeyedDatabase(2);
 });
-afterAll(async () => {
-  await orm.close();
-  await drop();
-});
+afterAll(() => database.close());
 
 /** How the current transaction has read the records' table so far. */
 async function scansOfRecords(client: pg.PoolClient): Promise<{ seq: number; index: number }> {
@@ -37,6 +21,7 @@ async function scansOfRecords(client: pg.PoolClient): Promise<{ seq: number; ind
 }
 
 it('reads its key by index on a connection that first claimed one when the table was empty', async () => {
+  const { orm, apiKeyId } = database;
   const pool: pg.Pool = await orm.driver.getConnection().getNativeClient();
   // A freshly migrated database, its statistics saying the table is empty.
   await pool.query('analyze idempotency_keys');

@@ -2,32 +2,21 @@
 // that travels with the write's first statement and stops it when refused, and a record that
 // committed after the claim looked (by a writer that never took the lock) wins over this write.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openOrm, type MikroORM } from '../../src/db/orm.ts';
+import type { MikroORM } from '../../src/db/orm.ts';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError } from '../../src/errors.ts';
-import { createLogger } from '../../src/log.ts';
-import { createApiKey } from '../../src/services/api-keys.ts';
 import { IdempotentWrite, fingerprintOf, type IdempotencyScope } from '../../src/services/idempotency.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { openKeyedDatabase, type KeyedDatabase } from '../support/keyed-database.ts';
 
+let database: KeyedDatabase;
 let orm: MikroORM;
-let drop: () => Promise<void>;
 let apiKeyId: string;
 
 beforeAll(async () => {
-  const database = await createTestDatabase();
-  drop = database.drop;
-  orm = await openOrm(database.url, { poolMax: 3, logger: createLogger('silent') });
-  const { key } = await createApiKey(orm.em.fork(), 'a-pepper-of-at-least-thirty-two-characters', 'test', {
-    name: 'idempotency',
-    scopes: ['orders:write'],
-  });
-  apiKeyId = key.id;
+  database = await openKeyedDatabase(3);
+  ({ orm, apiKeyId } = database);
   await orm.em.fork().execute(`create table markers (name text primary key)`);
 });
-afterAll(async () => {
-  await orm.close();
-  await drop();
-});
+afterAll(() => database.close());
 
 const TTL_MS = 60_000;
 /** What a statement stopped by a refused claim fails with (through the ORM, which wraps it). */
