@@ -175,19 +175,40 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 
 const perSecond = (run: Run) => run.requests / run.seconds;
 
-/** What tracing costs in a scenario: the traced Portico against its untraced twin, placed alike in every round. */
-function tracingLines(ratios: { traced: number[]; twin: number[] } | undefined): string[] {
+/** Requests per second of one observability peer over another's, in each round. */
+interface PeerRatios {
+  /** The traced Portico over its untraced twin. */
+  traced: number[];
+  /** The twin over the first Portico. */
+  twin: number[];
+  /** The twin (metrics counted) over the Portico that serves no metrics. */
+  metered: number[];
+}
+
+const roundsOf = (ratios: number[]) => `median of the rounds; ${ratios.map((r) => r.toFixed(2)).join(', ')}`;
+
+/** What tracing and metrics cost in a scenario: the observability peers against each other, placed alike in every round. */
+function observabilityLines(ratios: PeerRatios | undefined): string[] {
   if (!ratios) return [];
+  const lines: string[] = [];
+  if (ratios.metered.length > 0) {
+    lines.push(
+      `Metrics: the twin, counted in the metrics as every Portico here is, served ${median(ratios.metered).toFixed(2)}× the requests per second ` +
+        `of a Portico that serves no metrics and so counts nothing (${roundsOf(ratios.metered)}).`,
+      '',
+    );
+  }
+  if (ratios.traced.length === 0) return lines;
   const traced =
     `Tracing at 10%: the traced Portico served ${median(ratios.traced).toFixed(2)}× the requests per second of its untraced twin ` +
-    `(median of the rounds; ${ratios.traced.map((r) => r.toFixed(2)).join(', ')}).`;
+    `(${roundsOf(ratios.traced)}).`;
   // A narrowed run (BENCH_SERVERS) may leave the first Portico out.
   const twin =
     ratios.twin.length === 0
       ? ''
       : ` The twin served ${median(ratios.twin).toFixed(2)}× Portico's: ` +
         'both wait between their runs while the other servers run, which the first Portico, busy in every scenario, does less.';
-  return [traced + twin, ''];
+  return [...lines, traced + twin, ''];
 }
 
 /** The working tree against the baseline, per Portico variant of a scenario. */
@@ -536,6 +557,10 @@ try {
       servers.push(await startServer('Portico traced', ['src/main.ts', 'api'], tracedEnv(env, collector.url)));
     }
     if (wanted('Portico twin')) servers.push(await startServer('Portico twin', ['src/main.ts', 'api'], env));
+    if (wanted('Portico unmetered')) {
+      const { METRICS_PORT: _served, ...unmetered } = env;
+      servers.push(await startServer('Portico unmetered', ['src/main.ts', 'api'], unmetered));
+    }
     if (wanted('Portico baseline')) {
       baseline = await checkOutBaseline(BASELINE!, ROOT);
       servers.push(await startServer('Portico baseline', ['src/main.ts', 'api'], env, baseline.root));
@@ -546,7 +571,7 @@ try {
     const results = new Map<Variant, Measurement[]>();
     const ratios = new Map<Variant, Partial<Record<ServerName, number[]>>>();
     /** Per scenario with a traced Portico: the traced one against its twin, and the twin against Portico, in each round. */
-    const tracingRatios = new Map<Scenario, { traced: number[]; twin: number[] }>();
+    const peerRatios = new Map<Scenario, PeerRatios>();
     /** Per Portico variant: its requests per second over the baseline's, in each round. */
     const baselineRatios = new Map<Variant, number[]>();
     for (let round = 0; round < ROUNDS; round++) {
@@ -577,12 +602,14 @@ try {
           const variant = scenario.variants.find((v) => v.server === server);
           return variant && perSecond(inRound.get(variant)!.run);
         };
-        const [plain, twin, traced] = [rateOf('Portico'), rateOf('Portico twin'), rateOf('Portico traced')];
-        if (twin && traced) {
-          const own = tracingRatios.get(scenario) ?? { traced: [], twin: [] };
-          own.traced.push(traced / twin);
-          if (plain) own.twin.push(twin / plain);
-          tracingRatios.set(scenario, own);
+        const peers: ServerName[] = ['Portico', 'Portico twin', 'Portico traced', 'Portico unmetered'];
+        const [plain, twin, traced, unmetered] = peers.map(rateOf);
+        if (twin) {
+          const own = peerRatios.get(scenario) ?? { traced: [], twin: [], metered: [] };
+          if (traced) own.traced.push(traced / twin);
+          if (traced && plain) own.twin.push(twin / plain);
+          if (unmetered) own.metered.push(twin / unmetered);
+          peerRatios.set(scenario, own);
         }
       }
     }
@@ -632,7 +659,7 @@ try {
         '|---|---|---|---|---|---|---|---|---|---|---|',
         ...scenario.variants.map((variant) => reportRow(variant, results.get(variant)!, ratios.get(variant)!)),
         '',
-        ...tracingLines(tracingRatios.get(scenario)),
+        ...observabilityLines(peerRatios.get(scenario)),
         ...baselineLines(scenario, baselineRatios, baseline),
       ]),
       ...strangerLines,

@@ -10,6 +10,7 @@ export type ServerName =
   | 'Portico baseline'
   | 'Portico twin'
   | 'Portico traced'
+  | 'Portico unmetered'
   | 'PostGraphile 5'
   | 'PostGraphile 4'
   | 'raw pg'
@@ -17,15 +18,21 @@ export type ServerName =
   | 'yoga + jit';
 
 /**
- * The same request to Portico with tracing on (10% of traces sampled, sent to a collector), and to
- * its twin: a second Portico without tracing, which serves only these scenarios too, so that it
- * waits between its runs as long as the traced one does. Tracing's cost is the one against the other.
- * The two take turns going first from round to round (inRoundOrder).
+ * What observability costs, in two scenarios: the same request to three more Porticos that serve only
+ * these, so that they wait between their runs alike. The twin is Portico as everywhere else here
+ * (metrics counted, no tracing); the traced one also samples 10% of traces and sends them to a
+ * collector; the unmetered one serves no metrics, so it counts nothing. Tracing's cost is the traced
+ * one against the twin, the metrics' the twin against the unmetered one. They take turns going first
+ * from round to round (inRoundOrder).
  */
-const tracedAndTwin = (request: (i: number) => HttpRequest): Variant[] => [
+const observabilityPeers = (request: (i: number) => HttpRequest): Variant[] => [
   { label: 'Portico twin, untraced', server: 'Portico twin', request },
   { label: 'Portico, tracing 10%', server: 'Portico traced', request },
+  { label: 'Portico, no metrics', server: 'Portico unmetered', request },
 ];
+
+/** The servers observabilityPeers sends to. */
+const PEERS: readonly ServerName[] = ['Portico twin', 'Portico traced', 'Portico unmetered'];
 
 export interface Inputs {
   apiKey: string;
@@ -35,15 +42,15 @@ export interface Inputs {
 }
 
 /**
- * The variants in the order they run in `round`: in odd rounds the traced Portico goes before its
- * twin, so that neither always meets the machine as the other left it.
+ * The variants in the order they run in `round`: the observability peers rotate through their places
+ * from round to round, so that none always meets the machine as another left it.
  */
 export function inRoundOrder(variants: readonly Variant[], round: number): readonly Variant[] {
-  const twin = variants.findIndex((v) => v.server === 'Portico twin');
-  const traced = variants.findIndex((v) => v.server === 'Portico traced');
-  if (round % 2 === 0 || twin < 0 || traced < 0) return variants;
+  const places = variants.flatMap((variant, index) => (PEERS.includes(variant.server) ? [index] : []));
   const order = [...variants];
-  [order[twin], order[traced]] = [variants[traced]!, variants[twin]!];
+  places.forEach((place, k) => {
+    order[place] = variants[places[(k + round) % places.length]!]!;
+  });
   return order;
 }
 
@@ -117,7 +124,7 @@ function allScenarios({ apiKey, userIds }: Inputs): Scenario[] {
           server: 'Portico',
           request: usersPage,
         },
-        ...tracedAndTwin(usersPage),
+        ...observabilityPeers(usersPage),
         ...(['PostGraphile 5', 'PostGraphile 4'] as const).map((server) => ({
           label: server,
           server,
@@ -179,7 +186,7 @@ function allScenarios({ apiKey, userIds }: Inputs): Scenario[] {
       name: '`createOrder`',
       variants: [
         { label: 'Portico', server: 'Portico', request: createOrder },
-        ...tracedAndTwin(createOrder),
+        ...observabilityPeers(createOrder),
         {
           label: 'Portico with `Idempotency-Key`',
           server: 'Portico',
