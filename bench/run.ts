@@ -33,7 +33,7 @@ import { load, quantile, type Run } from './load.ts';
 import { CAN_PIN, childrenCpuMs, cpuMs, pin, pinned, rssMb, watchRss } from './process-stats.ts';
 import { summarise } from './profile-summary.ts';
 import { webhookDelivery } from './webhooks.ts';
-import { baselineLabel, inRoundOrder, scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
+import { baselineLabel, inRoundOrder, keyedLabel, scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
 import { checkOutBaseline, type Baseline } from './baseline.ts';
 import { npmCi } from './npm-ci.ts';
 import { imageNodeOptions, withImageNodeOptions } from './image-node-options.ts';
@@ -209,6 +209,20 @@ function observabilityLines(ratios: PeerRatios | undefined): string[] {
       : ` The twin served ${median(ratios.twin).toFixed(2)}× Portico's: ` +
         'both wait between their runs while the other servers run, which the first Portico, busy in every scenario, does less.';
   return [...lines, traced + twin, ''];
+}
+
+/** What an Idempotency-Key costs a write, per server that sends one: its keyed write against its plain one, in each round. */
+function keyedLines(ratios: Map<ServerName, number[]> | undefined): string[] {
+  const portico = ratios?.get('Portico');
+  if (!portico) return [];
+  const raw = ratios?.get('raw pg');
+  return [
+    `Idempotency keys: Portico's keyed write served ${median(portico).toFixed(2)}× the requests per second of its write without a key (${roundsOf(portico)})` +
+      (raw
+        ? `; raw pg, sending the statements a keyed write needs (BEGIN, the claim and the insert in one message, the record and COMMIT in a second), ${median(raw).toFixed(2)}× of its own (${roundsOf(raw)}).`
+        : '.'),
+    '',
+  ];
 }
 
 /** The working tree against the baseline, per Portico variant of a scenario. */
@@ -572,6 +586,8 @@ try {
     const ratios = new Map<Variant, Partial<Record<ServerName, number[]>>>();
     /** Per scenario with a traced Portico: the traced one against its twin, and the twin against Portico, in each round. */
     const peerRatios = new Map<Scenario, PeerRatios>();
+    /** Per scenario with keyed writes: each server's keyed write over its plain one, in each round. */
+    const keyedRatios = new Map<Scenario, Map<ServerName, number[]>>();
     /** Per Portico variant: its requests per second over the baseline's, in each round. */
     const baselineRatios = new Map<Variant, number[]>();
     for (let round = 0; round < ROUNDS; round++) {
@@ -597,6 +613,16 @@ try {
             ...(baselineRatios.get(variant) ?? []),
             perSecond(inRound.get(variant)!.run) / perSecond(inRound.get(before)!.run),
           ]);
+        }
+        for (const variant of scenario.variants) {
+          const keyed = scenario.variants.find((v) => v.label === keyedLabel(variant.label));
+          if (!keyed) continue;
+          const own = keyedRatios.get(scenario) ?? new Map<ServerName, number[]>();
+          own.set(variant.server, [
+            ...(own.get(variant.server) ?? []),
+            perSecond(inRound.get(keyed)!.run) / perSecond(inRound.get(variant)!.run),
+          ]);
+          keyedRatios.set(scenario, own);
         }
         const rateOf = (server: ServerName) => {
           const variant = scenario.variants.find((v) => v.server === server);
@@ -660,6 +686,7 @@ try {
         ...scenario.variants.map((variant) => reportRow(variant, results.get(variant)!, ratios.get(variant)!)),
         '',
         ...observabilityLines(peerRatios.get(scenario)),
+        ...keyedLines(keyedRatios.get(scenario)),
         ...baselineLines(scenario, baselineRatios, baseline),
       ]),
       ...strangerLines,
