@@ -10,20 +10,10 @@ import { incomingContext, rootTracer } from './trace-context.ts';
 export function serveTraced(req: IncomingMessage, res: ServerResponse, request: RequestContext, serve: () => void): void {
   const method = req.method ?? 'GET';
   const parent = incomingContext(req.headers);
-  const span = rootTracer().startSpan(
-    method,
-    {
-      kind: SpanKind.SERVER,
-      attributes: {
-        'http.request.method': method,
-        'url.path': req.url?.split('?')[0] ?? '',
-        'url.scheme': 'http',
-        'user_agent.original': req.headers['user-agent'] ?? '',
-        'portico.request_id': request.requestId,
-      },
-    },
-    parent,
-  );
+  // The attributes come once the span is known to record: the samplers OTEL_TRACES_SAMPLER names
+  // decide by trace id and parent alone, and an unsampled request (nine in ten at 10%) then builds
+  // and checks none of them.
+  const span = rootTracer().startSpan(method, { kind: SpanKind.SERVER }, parent);
   if (!span.isRecording()) {
     // Unsampled: the request runs as if tracing were off, so what it calls makes no spans and costs
     // nothing. A caller's trace id still names the request in the logs.
@@ -32,6 +22,13 @@ export function serveTraced(req: IncomingMessage, res: ServerResponse, request: 
     return;
   }
   request.traceId = span.spanContext().traceId;
+  span.setAttributes({
+    'http.request.method': method,
+    'url.path': req.url?.split('?')[0] ?? '',
+    'url.scheme': 'http',
+    'user_agent.original': req.headers['user-agent'] ?? '',
+    'portico.request_id': request.requestId,
+  });
   res.once('close', () => {
     const route = request.route ?? (request.face === 'graphql' ? GRAPHQL_PATH : undefined);
     if (route) {

@@ -7,7 +7,7 @@
 // headers, compression, TLS files and batching from config.ts); W3C `traceparent` is read from
 // requests and written into webhook deliveries, unless OTEL_PROPAGATORS=none (trace-context.ts).
 import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import Module, { createRequire } from 'node:module';
 import path from 'node:path';
 import { context, propagation, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
@@ -89,6 +89,24 @@ function packageVersion(entry: string, name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Makes instrumentations without leaving a hook on `require`. The instrumentation package puts
+ * require-in-the-middle on `require` and `process.getBuiltinModule` when the first instrumentation
+ * is made, enabled or not, and nothing takes it off: from then on every call of either goes through
+ * it, and @whatwg-node/server calls getBuiltinModule on every request. The patches are applied to
+ * the installed packages directly (instrumentInstalled), so nothing needs the hook.
+ */
+function withoutRequireHook<T>(make: () => T): T {
+  const require = Module.prototype.require;
+  const { getBuiltinModule } = process;
+  try {
+    return make();
+  } finally {
+    Module.prototype.require = require;
+    process.getBuiltinModule = getBuiltinModule;
+  }
+}
+
 type ConnectCallback = (...args: unknown[]) => unknown;
 
 /**
@@ -104,7 +122,10 @@ function connectInCallersContext(): void {
   const Pool = require('pg-pool') as { prototype: { connect(this: unknown, callback?: ConnectCallback): unknown } };
   const connect = Pool.prototype.connect;
   Pool.prototype.connect = function (callback) {
-    return connect.call(this, typeof callback === 'function' ? context.bind(context.active(), callback) : callback);
+    if (typeof callback !== 'function') return connect.call(this, callback);
+    const caller = context.active();
+    // A closure, not context.bind: that one also redefines the bound function's `length`, on every call.
+    return connect.call(this, (...args: unknown[]) => context.with(caller, callback, undefined, ...args));
   };
 }
 
@@ -167,10 +188,12 @@ export function startTracing(config: TracingConfig, logger: Logger, exporter?: S
   setTraceContextOnTheWire(config.propagation === 'tracecontext');
   // Only statements and commands made for something traced: no root spans for background polling.
   // Taking a pooled connection is no span of its own.
-  instrumentInstalled([
-    new PgInstrumentation({ enabled: false, requireParentSpan: true, ignoreConnectSpans: true }),
-    new IORedisInstrumentation({ enabled: false, requireParentSpan: true }),
-  ]);
+  instrumentInstalled(
+    withoutRequireHook(() => [
+      new PgInstrumentation({ enabled: false, requireParentSpan: true, ignoreConnectSpans: true }),
+      new IORedisInstrumentation({ enabled: false, requireParentSpan: true }),
+    ]),
+  );
   connectInCallersContext();
 }
 

@@ -6,6 +6,7 @@
 // PostgreSQL instrumentation sees pg load.
 import fs from 'node:fs/promises';
 import http from 'node:http';
+import Module from 'node:module';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -34,7 +35,9 @@ const TRACING: TracingConfig = {
   exportTls: {},
   propagation: 'tracecontext',
 };
+const loadersBefore = [Module.prototype.require, process.getBuiltinModule];
 startTracing(TRACING, createLogger('silent'), exporter);
+const loadersAfter = [Module.prototype.require, process.getBuiltinModule];
 
 const { usedCredential } = await import('../support/credentials.ts');
 const { rest } = await import('../support/rest.ts');
@@ -123,6 +126,14 @@ const CALLER_SPAN = '00f067aa0ba902b7';
 const spansOf = (traceId: string) => exporter.getFinishedSpans().filter((span) => span.spanContext().traceId === traceId);
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
 const childrenOf = (spans: ReadableSpan[], parent: ReadableSpan) => spans.filter((span) => parentOf(span) === parent.spanContext().spanId);
+
+describe('installing tracing', () => {
+  it('leaves require and process.getBuiltinModule unwrapped: no module look-up pays for tracing', () => {
+    // The instrumentation package hooks both when an instrumentation is made, enabled or not.
+    expect(loadersAfter[0]).toBe(loadersBefore[0]);
+    expect(loadersAfter[1]).toBe(loadersBefore[1]);
+  });
+});
 
 describe('a REST request', () => {
   it('is one trace continuing the caller’s: server span, GraphQL operation, root field, then its SQL', async () => {
