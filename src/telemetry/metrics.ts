@@ -2,11 +2,26 @@
 // buckets live here; the parts that see an event count it, and figures that are state (pool, rate
 // limit store, outbox) are read when Prometheus scrapes. Every label takes a bounded set of values:
 // no key ids, user ids, URLs or operation names a client chose.
-import type { PrometheusTracingPluginConfig } from '@graphql-yoga/plugin-prometheus';
+import { createHistogram, type PrometheusTracingPluginConfig } from '@graphql-yoga/plugin-prometheus';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Which face a request came in on; `other` is probes, documents and paths nothing serves. */
 export type Face = 'graphql' | 'rest' | 'other';
+
+/**
+ * One phase's histogram as the plugin makes it when told `true` (its name, help and default buckets,
+ * labelled by operation type), with a label function of its own: the plugin's copies and filters its
+ * whole label set at every observation (Object.entries, filter, fromEntries), which was about a
+ * third of what timing the phases cost a request.
+ */
+function phaseHistogram<Phase>(registry: Registry, name: string, help: string) {
+  return createHistogram<Phase, 'operationType'>({
+    registry,
+    histogram: { name, help, labelNames: ['operationType'] },
+    // `undefined` when the document did not parse, as the plugin's own function writes it.
+    fillLabelsFn: (params) => ({ operationType: String(params.operationType) }),
+  });
+}
 
 /**
  * What yoga's Prometheus plugin records into `registry`: GraphQL's phases (parse, validate, execute)
@@ -18,9 +33,21 @@ export function graphqlPhaseMetrics(registry: Registry): PrometheusTracingPlugin
     registry,
     endpoint: false,
     metrics: {
-      graphql_envelop_phase_parse: true,
-      graphql_envelop_phase_validate: true,
-      graphql_envelop_phase_execute: true,
+      graphql_envelop_phase_parse: phaseHistogram(
+        registry,
+        'graphql_envelop_phase_parse',
+        'Time spent on running GraphQL "parse" function',
+      ),
+      graphql_envelop_phase_validate: phaseHistogram(
+        registry,
+        'graphql_envelop_phase_validate',
+        'Time spent on running GraphQL "validate" function',
+      ),
+      graphql_envelop_phase_execute: phaseHistogram(
+        registry,
+        'graphql_envelop_phase_execute',
+        'Time spent on running the GraphQL "execute" function',
+      ),
       graphql_envelop_request: false,
       graphql_envelop_request_duration: false,
       graphql_envelop_request_time_summary: false,
