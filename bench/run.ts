@@ -457,6 +457,19 @@ async function startDiscardingCollector(): Promise<{ url: string; close(): void 
   return { url: `http://127.0.0.1:${boundAddress(collector).port}`, close: () => collector.close() };
 }
 
+/** The environment of the Portico server `name`, the same whether it is measured or profiled. */
+function porticoEnv(name: ServerName, env: NodeJS.ProcessEnv, collectorUrl?: string): NodeJS.ProcessEnv {
+  if (name === 'Portico traced') {
+    if (collectorUrl === undefined) throw new Error('the traced Portico needs a collector');
+    return tracedEnv(env, collectorUrl);
+  }
+  if (name === 'Portico unmetered') {
+    const { METRICS_PORT: _served, ...unmetered } = env;
+    return unmetered;
+  }
+  return env;
+}
+
 /** Portico's environment with tracing on: one request in ten sampled, exported to `collectorUrl`. */
 function tracedEnv(env: NodeJS.ProcessEnv, collectorUrl: string): NodeJS.ProcessEnv {
   return {
@@ -539,7 +552,7 @@ try {
     await fs.mkdir(profileDir, { recursive: true });
     const profiled = ['--import', path.join(BENCH_DIR, 'profile-window.ts'), 'src/main.ts', 'api'];
     if (chosen.variant.server === 'Portico traced') collector = await startDiscardingCollector();
-    const profiledEnv = { ...(collector ? tracedEnv(env, collector.url) : env), BENCH_PROFILE_DIR: profileDir };
+    const profiledEnv = { ...porticoEnv(chosen.variant.server, env, collector?.url), BENCH_PROFILE_DIR: profileDir };
     servers.push(await startServer(chosen.variant.server, profiled, profiledEnv));
     process.stderr.write(`profiling ${chosen.variant.label} serving ${chosen.scenario.name} …\n`);
     const file = await profile(servers[0]!, chosen.variant, profileDir);
@@ -568,12 +581,10 @@ try {
     if (wanted('yoga + jit')) servers.push(await startServer('yoga + jit', floor, { ...env, FLOOR_PLUGINS: 'jit' }));
     if (wanted('Portico traced')) {
       collector = await startDiscardingCollector();
-      servers.push(await startServer('Portico traced', ['src/main.ts', 'api'], tracedEnv(env, collector.url)));
+      servers.push(await startServer('Portico traced', ['src/main.ts', 'api'], porticoEnv('Portico traced', env, collector.url)));
     }
-    if (wanted('Portico twin')) servers.push(await startServer('Portico twin', ['src/main.ts', 'api'], env));
-    if (wanted('Portico unmetered')) {
-      const { METRICS_PORT: _served, ...unmetered } = env;
-      servers.push(await startServer('Portico unmetered', ['src/main.ts', 'api'], unmetered));
+    for (const peer of ['Portico twin', 'Portico unmetered'] as const) {
+      if (wanted(peer)) servers.push(await startServer(peer, ['src/main.ts', 'api'], porticoEnv(peer, env)));
     }
     if (wanted('Portico baseline')) {
       baseline = await checkOutBaseline(BASELINE!, ROOT);
