@@ -148,6 +148,8 @@ export function createApp(dependencies: AppDependencies): App {
         sql: reads,
         // A write with an Idempotency-Key runs in the key's transaction (plugins/idempotency.ts).
         em: () => (em ??= initial.idempotency?.write?.em ?? orm.em.fork()),
+        // A fork costs more than the statement it would run (MikroORM writes process.env on each).
+        statements: () => initial.idempotency?.write?.em ?? orm.em,
         cursors,
         loaders: createLoaders(reads),
         auth,

@@ -20,10 +20,16 @@ export function preparedNameOf(text: string): string | undefined {
 }
 
 /**
+ * What runs a statement: an entity manager, in its transaction when it has one; or the ORM's global
+ * one, straight on the pool, for a write that is one statement on its own and needs no unit of work.
+ */
+export type StatementRunner = Pick<EntityManager, 'getKysely'>;
+
+/**
  * Runs a statement (`$1`, `$2` … placeholders) with bound values on `em`'s connection: in its
  * transaction when it has one, which is the point (em.execute would inline the values).
  */
-export async function runPrepared<T>(em: EntityManager, text: string, values: readonly unknown[]): Promise<T[]> {
+export async function runPrepared<T>(em: StatementRunner, text: string, values: readonly unknown[]): Promise<T[]> {
   const result = await em.getKysely().executeQuery<T>(CompiledQuery.raw(text, [...values]));
   return [...result.rows];
 }

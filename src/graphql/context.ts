@@ -1,4 +1,5 @@
 import type { EntityManager } from '../db/orm.ts';
+import type { StatementRunner } from '../db/prepared.ts';
 import type { Sql } from '../db/sql.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
@@ -12,6 +13,12 @@ export interface GraphQLContext {
   sql: Sql;
   /** Writes: the unit of work of this request, made on the first call (reads need none). */
   em(): EntityManager;
+  /**
+   * Writes that are one statement on their own (a creation with its event): in the request's
+   * transaction when it has one (an Idempotency-Key), else straight on the pool, with no unit of
+   * work made for them.
+   */
+  statements(): StatementRunner;
   cursors: CursorCodec;
   loaders: Loaders;
   /** The verified API key (and, later, user) behind the request. */

@@ -2,7 +2,7 @@
 // orders (plain SQL returning records).
 import { violatedConstraint } from '../db/failures.ts';
 import { newId } from '../db/ids.ts';
-import type { EntityManager } from '../db/orm.ts';
+import type { StatementRunner } from '../db/prepared.ts';
 import { ORDER_COLUMNS, orderResource, type OrderRecord } from '../db/records.ts';
 import { statement, type Sql } from '../db/sql.ts';
 import { NotFoundError } from '../errors.ts';
@@ -25,7 +25,7 @@ const CREATE_ORDER = changeWithEvent(
   5,
 );
 
-export async function createOrder(em: EntityManager, input: CreateOrderFields): Promise<OrderRecord> {
+export async function createOrder(em: StatementRunner, input: CreateOrderFields): Promise<OrderRecord> {
   const check = new InputCheck();
   const userId = check.id('user', 'userId', input.userId);
   const total = check.total('total', input.total);

@@ -6,7 +6,7 @@ import { User } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { violatedConstraint } from '../db/failures.ts';
 import { newId } from '../db/ids.ts';
-import { prepared, runPrepared } from '../db/prepared.ts';
+import { prepared, runPrepared, type StatementRunner } from '../db/prepared.ts';
 import { ORDER_TUPLE, USER_COLUMNS, ordersOfTuples, userResource, type OrderRecord, type UserRecord } from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
@@ -193,7 +193,7 @@ const CREATE_USER = changeWithEvent(
   4,
 );
 
-export async function createUser(em: EntityManager, input: UserFields): Promise<UserRecord> {
+export async function createUser(em: StatementRunner, input: UserFields): Promise<UserRecord> {
   const check = new InputCheck();
   const name = check.name('name', input.name);
   const email = check.email('email', input.email);

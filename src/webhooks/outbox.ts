@@ -3,7 +3,7 @@
 // not at all: no event without its change, no change without its event.
 import { newId } from '../db/ids.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { prepared, runPrepared } from '../db/prepared.ts';
+import { prepared, runPrepared, type StatementRunner } from '../db/prepared.ts';
 import { currentTraceparent } from '../telemetry/trace-context.ts';
 import { PING, type EventType } from './event-types.ts';
 
@@ -52,7 +52,7 @@ export function changeWithEvent(name: string, change: string, parameters: number
 
 /** Runs a `changeWithEvent` statement with the change's values and the event's. */
 export async function runChangeWithEvent(
-  em: EntityManager,
+  em: StatementRunner,
   statement: string,
   values: readonly unknown[],
   type: EventType,

@@ -99,6 +99,6 @@ builder.mutationField('createOrder', (t) =>
     authScopes: (_root, args) => ({ $all: { scope: 'orders:write', actsFor: String(args.input.userId) } }),
     type: OrderRef,
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
-    resolve: (_root, args, ctx) => createOrder(ctx.em(), { ...args.input, userId: String(args.input.userId) }),
+    resolve: (_root, args, ctx) => createOrder(ctx.statements(), { ...args.input, userId: String(args.input.userId) }),
   }),
 );

@@ -91,7 +91,7 @@ builder.mutationFields((t) => ({
     authScopes: { scope: 'users:write' },
     type: UserRef,
     args: { input: t.arg({ type: CreateUserInput, required: true }) },
-    resolve: (_root, args, ctx) => createUser(ctx.em(), args.input),
+    resolve: (_root, args, ctx) => createUser(ctx.statements(), args.input),
   }),
   replaceUser: t.field({
     authScopes: (_root, args) => ({ $all: { scope: 'users:write', actsFor: String(args.id) } }),
