@@ -8,7 +8,7 @@
 // leaves nothing stuck: PostgreSQL rolls the transaction back and frees the lock as soon as it sees
 // the connection gone (at once when the process dies; within the TCP keepalive or the idle-in-
 // transaction timeout when its machine does), and the retry then runs the write once.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EntityManager } from '../db/orm.ts';
 import { REFUSED_CLAIM, violatedConstraint } from '../db/failures.ts';
 import { execute, planned, runPlainText } from '../db/plain-text.ts';
@@ -37,18 +37,45 @@ export function checkIdempotencyKey(value: string): string {
   );
 }
 
-/** JSON with object keys sorted at every level: equal values, equal text. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : inner,
-  );
+/** An array index as an object key: such keys come first in an object, in numeric order. */
+const INDEX_KEY = /^(?:0|[1-9]\d{0,9})$/;
+const isIndexKey = (key: string) => INDEX_KEY.test(key) && Number(key) < 2 ** 32 - 1;
+
+/**
+ * The keys of an object in canonical order: sorted by UTF-16 code units, array indices first in
+ * numeric order, as JavaScript orders the keys of an object built with them sorted. The text must
+ * not change from one version to the next: records keep the fingerprints of requests, and a retry
+ * after an upgrade must still match its own.
+ */
+function canonicalKeys(object: object): string[] {
+  const keys = Object.keys(object).sort();
+  const indices = keys.filter(isIndexKey);
+  return indices.length === 0 ? keys : [...indices.sort((a, b) => Number(a) - Number(b)), ...keys.filter((key) => !isIndexKey(key))];
+}
+
+/**
+ * A JSON value as JSON text with object keys in canonical order at every level: equal values, equal
+ * text (what JSON.stringify writes of the value with each object's keys sorted).
+ */
+export function canonicalJson(value: unknown): string | undefined {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  // Whatever JSON.stringify would write of it (a Date's toJSON), canonical in turn.
+  if ('toJSON' in value && typeof value.toJSON === 'function') {
+    const text = JSON.stringify(value);
+    return text === undefined ? undefined : canonicalJson(JSON.parse(text));
+  }
+  if (Array.isArray(value)) return `[${value.map((item: unknown) => canonicalJson(item) ?? 'null').join(',')}]`;
+  const members: string[] = [];
+  for (const key of canonicalKeys(value)) {
+    const text = canonicalJson(Reflect.get(value, key));
+    if (text !== undefined) members.push(`${JSON.stringify(key)}:${text}`);
+  }
+  return `{${members.join(',')}}`;
 }
 
 /** What a request asks for, as one hash: a retry must ask for exactly the same. */
 export function fingerprintOf(parts: readonly unknown[]): string {
-  return createHash('sha256').update(canonicalJson(parts)).digest('hex');
+  return hash('sha256', canonicalJson(parts) ?? '', 'hex');
 }
 
 /** A response as recorded: what a replay sends again. */
