@@ -149,7 +149,7 @@ export function createApp(dependencies: AppDependencies): App {
         // A write with an Idempotency-Key runs in the key's transaction (plugins/idempotency.ts).
         em: () => (em ??= initial.idempotency?.write?.em ?? orm.em.fork()),
         // A fork costs more than the statement it would run (MikroORM writes process.env on each).
-        statements: () => initial.idempotency?.write?.em ?? orm.em,
+        statements: () => initial.idempotency?.write?.statements ?? orm.em,
         cursors,
         loaders: createLoaders(reads),
         auth,
@@ -183,7 +183,7 @@ export function createApp(dependencies: AppDependencies): App {
         // After the shape and cost limits, so a refused document costs nothing; before usage counting,
         // so a rate-limited request is not counted as an operation run.
         ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs, metrics }),
-        useIdempotency({ em: () => orm.em.fork(), ...config.idempotency, logger }),
+        useIdempotency({ em: orm.em, ...config.idempotency, logger }),
         useUsageCounting(usage),
         useOperationLabels(),
         ...useGraphQLTracing(config.tracing),

@@ -6,8 +6,7 @@
 // its values written as literals. For the few statements whose round trips matter most; everything
 // else binds its values (prepared.ts, sql.ts).
 import pg from 'pg';
-import type { EntityManager } from './orm.ts';
-import { runPrepared } from './prepared.ts';
+import { runPrepared, type StatementRunner } from './prepared.ts';
 import { queryAfter, type Query } from './query-wrapping.ts';
 
 /** A statement PostgreSQL keeps planned per connection, run with `execute`. */
@@ -47,7 +46,7 @@ export function execute(statement: PlannedStatement, values: readonly (string | 
 }
 
 /** Runs plain text (no placeholders) on `em`'s connection, in its transaction when it has one. */
-export function runPlainText<T>(em: EntityManager, text: string): Promise<T[]> {
+export function runPlainText<T>(em: StatementRunner, text: string): Promise<T[]> {
   // No values: node-postgres then sends it as a simple query, which may hold several statements.
   return runPrepared<T>(em, text, []);
 }

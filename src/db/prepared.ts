@@ -3,9 +3,8 @@
 // with `runPrepared` keeps its values apart and is sent as a named prepared statement: parsed and
 // planned once per connection, then only bound and run. For a handful of fixed statements on the hot
 // path of writes, inside their transaction; reads use named statements of their own (sql.ts).
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type pg from 'pg';
-import type { EntityManager } from './orm.ts';
 
 const MARKER = /^\/\* prepared:(\w+) \*\//;
 
@@ -20,10 +19,13 @@ export function preparedNameOf(text: string): string | undefined {
 }
 
 /**
- * What runs a statement: an entity manager, in its transaction when it has one; or the ORM's global
- * one, straight on the pool, for a write that is one statement on its own and needs no unit of work.
+ * What runs a statement: an entity manager, in its transaction when it has one (the ORM's global one
+ * runs it straight on the pool, for a write that is one statement and needs no unit of work); or a
+ * keyed write's transaction (services/idempotency.ts).
  */
-export type StatementRunner = Pick<EntityManager, 'getKysely'>;
+export interface StatementRunner {
+  getKysely(): Pick<Kysely<unknown>, 'executeQuery'>;
+}
 
 /**
  * Runs a statement (`$1`, `$2` … placeholders) with bound values on `em`'s connection: in its

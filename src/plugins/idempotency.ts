@@ -48,8 +48,11 @@ export interface IdempotencyState {
 }
 
 export interface IdempotencyOptions {
-  /** A unit of work of its own for each claimed key. */
-  em: () => EntityManager;
+  /**
+   * The ORM's entity manager: a claimed key's write opens its transaction there, and forks a unit of
+   * work from it only if the operation needs one.
+   */
+  em: EntityManager;
   ttlMs: number;
   required: boolean;
   logger: Logger;
@@ -138,7 +141,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
         state.face === 'rest'
           ? fingerprintOf(['rest', state.method, state.path, variables])
           : fingerprintOf(['graphql', sourceOf(document), variables, operationName ?? null]);
-      return IdempotentWrite.begin(options.em(), { apiKeyId: auth.key.id, key, fingerprint }).then((write) => {
+      return IdempotentWrite.begin(options.em, { apiKeyId: auth.key.id, key, fingerprint }).then((write) => {
         state.write = write;
         return {
           onExecuteDone({ result }: { result: unknown }) {

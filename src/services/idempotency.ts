@@ -9,11 +9,12 @@
 // the connection gone (at once when the process dies; within the TCP keepalive or the idle-in-
 // transaction timeout when its machine does), and the retry then runs the write once.
 import { hash } from 'node:crypto';
+import type { ControlledTransaction } from 'kysely';
 import type { EntityManager } from '../db/orm.ts';
 import { REFUSED_CLAIM, violatedConstraint } from '../db/failures.ts';
 import { execute, planned, runPlainText } from '../db/plain-text.ts';
 import { riderText } from '../db/transaction-edges.ts';
-import { prepared, runPrepared } from '../db/prepared.ts';
+import { prepared, runPrepared, type StatementRunner } from '../db/prepared.ts';
 import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, ValidationError } from '../errors.ts';
 
 /** The request header, as clients send it and errors name it. */
@@ -136,52 +137,72 @@ function codeOf(error: unknown): unknown {
   return undefined;
 }
 
-/**
- * Ends a transaction that keeps nothing. A rollback fails only when its connection is gone, and then
- * PostgreSQL has rolled the transaction back already (the pool drops that connection); the request's
- * answer, whatever it is, does not depend on it.
- */
-async function rollBack(em: EntityManager): Promise<void> {
-  await em.rollback().catch(() => undefined);
-}
-
 /** The outcome of `record`: kept with the write, or a record another request committed first. */
 export type Recorded = { committed: true } | { committed: false; replay: RecordedOutcome };
 
 /** Why a claim was refused: a record to answer with, or an error (the key is in use, or recorded for another request). */
 type RefusedClaim = { replay: RecordedOutcome } | { error: IdempotencyKeyInFlightError | IdempotencyKeyReusedError };
 
+/** The write's transaction, as MikroORM holds one: a Kysely transaction on one pooled connection. */
+type Transaction = Pick<ControlledTransaction<unknown>, 'executeQuery' | 'commit' | 'rollback'>;
+
 /**
- * A write under an idempotency key: its transaction is open on `em` until `record` or `abandon`.
+ * A write under an idempotency key: its transaction is open until `record` or `abandon`.
  *
  * The key's claim opens the transaction, in one message with the write's first statement: the write
  * runs as if the key were free, and a refused claim stops that message before the statement runs.
  * The statement then fails with the refusal (and so does every statement after it, unsent), the
  * operation's answer is discarded, and `refusal` says what to answer instead. A write that ran no
  * statement sends its claim with its record.
+ *
+ * The transaction is the database's alone: a write of one statement (a creation) runs it through
+ * `statements`, and only a write that needs a unit of work (`em`, an update) gets one, made on first
+ * use inside the transaction. MikroORM's own transaction would fork, begin, flush and commit a unit
+ * of work for every keyed write, which cost more than the key's statements.
  */
 export class IdempotentWrite {
-  readonly em: EntityManager;
+  /** What forks and plain statements come from: the ORM's entity manager. */
+  readonly #base: EntityManager;
   readonly #scope: IdempotencyScope;
+  #transaction: Transaction | undefined;
+  #em: EntityManager | undefined;
   #unsettled = true;
   /** How a statement that carried the claim found the key, when it was not free. */
   #claimRefused: 'in-use' | 'recorded' | undefined;
+  /** Statements in the write's transaction. */
+  readonly statements: StatementRunner = { getKysely: () => this.#open() };
 
-  private constructor(em: EntityManager, scope: IdempotencyScope) {
-    this.em = em;
+  private constructor(base: EntityManager, scope: IdempotencyScope) {
+    this.#base = base;
     this.#scope = scope;
   }
 
   /** Opens the write's transaction, its claim of the key held back to go with the first statement. */
-  static async begin(em: EntityManager, scope: IdempotencyScope): Promise<IdempotentWrite> {
-    const write = new IdempotentWrite(em, scope);
-    await write.#open();
+  static async begin(base: EntityManager, scope: IdempotencyScope): Promise<IdempotentWrite> {
+    const write = new IdempotentWrite(base, scope);
+    await write.#begin();
     return write;
   }
 
+  /** The write's unit of work, in its transaction: made on first use. */
+  get em(): EntityManager {
+    if (!this.#em) {
+      this.#em = this.#base.fork();
+      this.#em.setTransactionContext(this.#open());
+    }
+    return this.#em;
+  }
+
+  #open(): Transaction {
+    if (!this.#transaction) throw new Error('the idempotent write has no open transaction');
+    return this.#transaction;
+  }
+
   /** Begins the transaction, the claim held back with its BEGIN (no message yet). */
-  async #open(): Promise<void> {
-    await this.em.begin();
+  async #begin(): Promise<void> {
+    // BEGIN is answered at once: it waits for the first statement (db/transaction-edges.ts).
+    this.#transaction = await this.#base.getKysely().startTransaction().execute();
+    this.#em?.setTransactionContext(this.#transaction);
     try {
       const { apiKeyId, key } = this.#scope;
       const refused = (error: unknown) => {
@@ -190,11 +211,28 @@ export class IdempotentWrite {
         if (code === REFUSED_CLAIM.recorded) this.#claimRefused = 'recorded';
         return code === REFUSED_CLAIM.inUse || code === REFUSED_CLAIM.recorded;
       };
-      await runPlainText(this.em, riderText({ text: CLAIM, values: [apiKeyId, key], refused }));
+      await runPlainText(this.statements, riderText({ text: CLAIM, values: [apiKeyId, key], refused }));
     } catch (error) {
-      await rollBack(this.em);
+      await this.#rollBack();
       throw error;
     }
+  }
+
+  /**
+   * Ends a transaction that keeps nothing. A rollback fails only when its connection is gone, and
+   * then PostgreSQL has rolled the transaction back already (the pool drops that connection); the
+   * request's answer, whatever it is, does not depend on it. What the unit of work holds was not
+   * written, so a later flush must not try it again.
+   */
+  async #rollBack(): Promise<void> {
+    const transaction = this.#transaction;
+    this.#transaction = undefined;
+    this.#em?.resetTransactionContext();
+    this.#em?.clear();
+    await transaction
+      ?.rollback()
+      .execute()
+      .catch(() => undefined);
   }
 
   /** Whether a statement carried the claim and it was refused; the transaction is then of no use. */
@@ -208,9 +246,9 @@ export class IdempotentWrite {
    */
   async refusal(): Promise<RefusedClaim> {
     this.#unsettled = false;
-    await rollBack(this.em);
+    await this.#rollBack();
     if (this.#claimRefused === 'recorded') {
-      const [row] = await runPrepared<{ stored: Stored | null }>(this.em, FIND, [this.#scope.apiKeyId, this.#scope.key]);
+      const [row] = await runPrepared<{ stored: Stored | null }>(this.#base, FIND, [this.#scope.apiKeyId, this.#scope.key]);
       try {
         // Gone since (expired and purged): a retry will find the key free.
         if (row?.stored) return { replay: replayOf(row.stored, this.#scope) };
@@ -239,8 +277,8 @@ export class IdempotentWrite {
       // then holds nothing to keep: the outcome is recorded on its own, under a new claim. (Without a
       // savepoint before every write, which would cost each one a subtransaction.)
       if (this.claimRefused || !wroteNothing || codeOf(error) !== '25P02') throw error;
-      this.em.clear();
-      await this.#open();
+      await this.#rollBack();
+      await this.#begin();
       return await this.#settle(outcome, ttlMs);
     }
   }
@@ -252,21 +290,24 @@ export class IdempotentWrite {
     if (!this.claimRefused) {
       try {
         // Changes still in the unit of work join the transaction before it ends in the statement below.
-        await this.em.flush();
+        await this.#em?.flush();
         await runPlainText(
-          this.em,
+          this.statements,
           `${execute(RECORD, [apiKeyId, key, fingerprint, status, JSON.stringify(headers), body, ttlMs])}; commit`,
         );
-        // The statement committed; this ends the unit of work's transaction too, with no round trip
+        // The statement committed; this gives the connection back, with no round trip
         // (db/transaction-edges.ts).
-        await this.em.commit();
+        const transaction = this.#open();
+        this.#transaction = undefined;
+        this.#em?.resetTransactionContext();
+        await transaction.commit().execute();
         return { committed: true };
       } catch (error) {
         // Unless the claim went with the record and was refused:
         if (!this.claimRefused) {
-          await rollBack(this.em);
+          await this.#rollBack();
           if (violatedConstraint(error) !== 'idempotency_keys_pkey') throw error;
-          const [row] = await runPrepared<{ stored: Stored | null }>(this.em, FIND, [apiKeyId, key]);
+          const [row] = await runPrepared<{ stored: Stored | null }>(this.#base, FIND, [apiKeyId, key]);
           if (!row?.stored) throw new Error('an idempotency record conflicted, then could not be read', { cause: error });
           return { committed: false, replay: replayOf(row.stored, this.#scope) };
         }
@@ -281,7 +322,7 @@ export class IdempotentWrite {
   async abandon(): Promise<void> {
     if (!this.#unsettled) return;
     this.#unsettled = false;
-    await rollBack(this.em);
+    await this.#rollBack();
   }
 }
 

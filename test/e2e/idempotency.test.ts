@@ -143,6 +143,8 @@ describe('Idempotency-Key on REST', () => {
     const patch = () => rest(server, 'PATCH', `/users/${userId}`, { json: { name: 'Patched once' }, headers: { 'idempotency-key': key } });
     const first = await patch();
     expect(first.status).toBe(200);
+    // Written, not only answered: the change ran in the key's transaction and committed with its record.
+    expect((await rest<{ name: string }>(server, 'GET', `/users/${userId}`)).body.name).toBe('Patched once');
     await rest(server, 'PATCH', `/users/${userId}`, { json: { name: 'Changed since' } });
     const again = await patch();
     expect([again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([200, first.text, 'true']);
@@ -268,6 +270,19 @@ describe('what is not kept', () => {
     const retried = await placeOrder(userId, key, { total: 3 });
     expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([201, null]);
     expect(await ordersOf(userId)).toBe(1);
+  });
+
+  it('a failed commit keeps nothing of a change made through the unit of work either (an update)', async () => {
+    const userId = await createUser();
+    const before = (await rest<{ name: string }>(server, 'GET', `/users/${userId}`)).body.name;
+    const key = uniqueKey();
+    const patch = () =>
+      rest(server, 'PATCH', `/users/${userId}`, { json: { name: 'Renamed under a key' }, headers: { 'idempotency-key': key } });
+    expect((await withFailpoint('fail-idempotent-commit', patch)).status).toBe(500);
+    expect((await rest<{ name: string }>(server, 'GET', `/users/${userId}`)).body.name).toBe(before);
+    const retried = await patch();
+    expect([retried.status, retried.headers.get('idempotent-replayed')]).toEqual([200, null]);
+    expect((await rest<{ name: string }>(server, 'GET', `/users/${userId}`)).body.name).toBe('Renamed under a key');
   });
 
   it('a write the rate limiter refused (429) keeps nothing: once the budget renews, the same key runs', async () => {
