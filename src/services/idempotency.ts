@@ -49,9 +49,10 @@ const isIndexKey = (key: string) => INDEX_KEY.test(key) && Number(key) < 2 ** 32
  * after an upgrade must still match its own.
  */
 function canonicalKeys(object: object): string[] {
-  const keys = Object.keys(object).sort();
-  const indices = keys.filter(isIndexKey);
-  return indices.length === 0 ? keys : [...indices.sort((a, b) => Number(a) - Number(b)), ...keys.filter((key) => !isIndexKey(key))];
+  const indices: string[] = [];
+  const names: string[] = [];
+  for (const key of Object.keys(object).sort()) (isIndexKey(key) ? indices : names).push(key);
+  return indices.length === 0 ? names : [...indices.sort((a, b) => Number(a) - Number(b)), ...names];
 }
 
 /**
@@ -225,14 +226,20 @@ export class IdempotentWrite {
    * written, so a later flush must not try it again.
    */
   async #rollBack(): Promise<void> {
-    const transaction = this.#transaction;
-    this.#transaction = undefined;
-    this.#em?.resetTransactionContext();
+    const transaction = this.#detach();
     this.#em?.clear();
     await transaction
       ?.rollback()
       .execute()
       .catch(() => undefined);
+  }
+
+  /** Takes the transaction off the write and its unit of work, for its caller to end. */
+  #detach(): Transaction | undefined {
+    const transaction = this.#transaction;
+    this.#transaction = undefined;
+    this.#em?.resetTransactionContext();
+    return transaction;
   }
 
   /** Whether a statement carried the claim and it was refused; the transaction is then of no use. */
@@ -297,10 +304,7 @@ export class IdempotentWrite {
         );
         // The statement committed; this gives the connection back, with no round trip
         // (db/transaction-edges.ts).
-        const transaction = this.#open();
-        this.#transaction = undefined;
-        this.#em?.resetTransactionContext();
-        await transaction.commit().execute();
+        await this.#detach()?.commit().execute();
         return { committed: true };
       } catch (error) {
         // Unless the claim went with the record and was refused:
