@@ -22,19 +22,73 @@ const REPLY_MARGIN_MS = 1000;
 /** TCP keepalive lets the kernel notice a peer that vanished while a connection sat idle. */
 const KEEPALIVE_INITIAL_DELAY_MS = 10_000;
 
-/** Options for a pg Client or Pool that bound every wait. */
+/** How long a reply may take before its connection is taken for dead. */
+export function replyTimeoutMs(bounds: ConnectionBounds): number {
+  return bounds.statementTimeoutMs + REPLY_MARGIN_MS;
+}
+
+/**
+ * Options for a pg Pool that bound every wait but the reply to a statement, which `watchReplies`
+ * bounds for the whole pool.
+ */
 export function boundedConnectionOptions(bounds: ConnectionBounds): pg.ClientConfig & pg.PoolConfig {
-  const replyTimeoutMs = bounds.statementTimeoutMs + REPLY_MARGIN_MS;
   return {
     connectionTimeoutMillis: bounds.connectTimeoutMs,
     statement_timeout: bounds.statementTimeoutMs,
-    query_timeout: replyTimeoutMs,
     // A transaction whose client went silent (its COMMIT lost on the way) would keep its locks until
     // TCP gave up, which can take many minutes; the server ends it as soon as the client would have.
-    idle_in_transaction_session_timeout: replyTimeoutMs,
+    idle_in_transaction_session_timeout: replyTimeoutMs(bounds),
     keepAlive: true,
     keepAliveInitialDelayMillis: KEEPALIVE_INITIAL_DELAY_MS,
   };
+}
+
+/** Options for a lone pg Client, which sends few statements: node-postgres bounds each reply itself. */
+export function boundedClientOptions(bounds: ConnectionBounds): pg.ClientConfig {
+  return { ...boundedConnectionOptions(bounds), query_timeout: replyTimeoutMs(bounds) };
+}
+
+/** What `watchReplies` reads of node-postgres's pool and clients, which keep it on untyped fields. */
+interface Watched {
+  _clients: { _activeQuery?: object | null }[];
+}
+
+/**
+ * Bounds the reply to every statement on a pool's connections with one timer for the pool.
+ * node-postgres's own bound (`query_timeout`) arms a timer for each statement, whose callback holds
+ * the statement and, once they come, its rows. Under load that carried them out of the young
+ * generation into the old: serving `users(first: 20)`, the old generation grew by 0.81 MB per
+ * young-generation collection with it and 0.34 MB without, and no full collection (which stalls
+ * every request in flight) came during the load, where two did.
+ *
+ * The pool's connections are looked at every quarter of the bound: one whose statement has waited
+ * for its reply for the whole bound is destroyed, which fails that statement (and any queued behind
+ * it) with "Connection terminated unexpectedly", and `guardPool` hands it back to the pool. A silent
+ * connection is so given up after 1 to 1.25 times the bound.
+ */
+export function watchReplies(pool: pg.Pool, bounds: ConnectionBounds): void {
+  const limitMs = replyTimeoutMs(bounds);
+  /** Each connection's statement on the wire when last looked at, and when it was first seen. */
+  const seen = new WeakMap<object, { statement: object; since: number }>();
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- node-postgres's own fields, as described by Watched
+  const watched = pool as unknown as Watched;
+  const timer = setInterval(() => {
+    if (pool.ended) {
+      clearInterval(timer);
+      return;
+    }
+    const now = performance.now();
+    // Read afresh each time: the pool replaces its array of connections when it drops one.
+    for (const client of watched._clients) {
+      const statement = client._activeQuery;
+      if (!statement) continue;
+      const last = seen.get(client);
+      if (last?.statement !== statement) seen.set(client, { statement, since: now });
+      // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a pool's client is a pg.Client
+      else if (now - last.since >= limitMs) destroyConnection(client as unknown as pg.Client);
+    }
+  }, limitMs / 4);
+  timer.unref();
 }
 
 /** Closes a connection's socket at once; pending queries fail and the pool drops it on release. */
@@ -45,9 +99,10 @@ export function destroyConnection(client: pg.Client | pg.PoolClient): void {
 
 /**
  * Makes a pool report to `availability` and drop connections that stopped answering, at once.
- * node-postgres gives up on a reply after `query_timeout` but keeps the connection, still waiting,
- * for reuse; and Kysely (under MikroORM) hands a connection back only after a COMMIT or ROLLBACK
- * that succeeded, so a transaction whose connection died would hold its pool slot forever. A dead
+ * node-postgres fails the statements of a connection that closed (`watchReplies` closes one whose
+ * reply is overdue), but a connection whose failure came otherwise would go back to the pool still
+ * waiting; and Kysely (under MikroORM) hands a connection back only after a COMMIT or ROLLBACK that
+ * succeeded, so a transaction whose connection died would hold its pool slot forever. A dead
  * connection is therefore destroyed and given back to the pool here, whoever holds it.
  */
 export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | undefined): void {
@@ -103,7 +158,7 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
 
 /** Resolves when PostgreSQL answers `select 1` on a new connection of its own, within the bounds. */
 export async function probeDatabase(url: string, bounds: ConnectionBounds): Promise<void> {
-  const client = new pg.Client({ connectionString: url, ...boundedConnectionOptions(bounds) });
+  const client = new pg.Client({ connectionString: url, ...boundedClientOptions(bounds) });
   client.on('error', () => undefined);
   try {
     await client.connect();

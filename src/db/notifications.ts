@@ -4,7 +4,7 @@
 // heartbeat query with a bounded reply finds it, and the connection is replaced.
 import pg from 'pg';
 import type { Logger } from '../log.ts';
-import { boundedConnectionOptions, destroyConnection, type ConnectionBounds } from './connections.ts';
+import { boundedClientOptions, destroyConnection, type ConnectionBounds } from './connections.ts';
 
 export interface Listener {
   close(): Promise<void>;
@@ -44,7 +44,7 @@ export async function listen(
   };
 
   const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url, ...boundedConnectionOptions(bounds) });
+    const next = new pg.Client({ connectionString: url, ...boundedClientOptions(bounds) });
     next.on('notification', (message) => {
       if (message.channel === channel) onNotify(message.payload ?? '');
     });

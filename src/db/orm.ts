@@ -4,7 +4,7 @@ import { ormOptions } from '../../mikro-orm.config.ts';
 import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { DatabaseAvailability } from './availability.ts';
-import { boundedConnectionOptions, guardPool, type ConnectionBounds } from './connections.ts';
+import { boundedConnectionOptions, guardPool, watchReplies, type ConnectionBounds } from './connections.ts';
 import { planStatementsOnce } from './generic-plans.ts';
 import { preparesPlannedStatements } from './plain-text.ts';
 import { preparesMarkedStatements } from './prepared.ts';
@@ -66,6 +66,7 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
       onConnect: planStatementsOnce,
       onPoolCreated: (pool: pg.Pool) => {
         guardPool(pool, settings.availability);
+        if (settings.bounds) watchReplies(pool, settings.bounds);
         preparesMarkedStatements(pool);
         preparesPlannedStatements(pool);
         foldsTransactionEdges(pool);

@@ -4,7 +4,7 @@
 // the next caller, once PostgreSQL answers again, gets a connection with the setting in force.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { boundedConnectionOptions } from '../../src/db/connections.ts';
+import { boundedConnectionOptions, watchReplies } from '../../src/db/connections.ts';
 import { databaseFailureOf } from '../../src/db/failures.ts';
 import { planStatementsOnce } from '../../src/db/generic-plans.ts';
 import { proxiedTestDatabase } from '../support/proxied-database.ts';
@@ -14,10 +14,11 @@ const database = proxiedTestDatabase();
 describe('setting up a new connection', () => {
   it('gives up within the reply bound when PostgreSQL goes silent after the log-in, keeps no such connection, and heals', async () => {
     let silenceNext = true;
+    const bounds = { connectTimeoutMs: 1000, statementTimeoutMs: 300 };
     const pool = new pg.Pool({
       connectionString: database.url,
       max: 2,
-      ...boundedConnectionOptions({ connectTimeoutMs: 1000, statementTimeoutMs: 300 }),
+      ...boundedConnectionOptions(bounds),
       // The service's own hook, with the peer falling silent between the log-in and the setting.
       // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits the hook's promise (pg-pool 3.14); its types still say void
       onConnect: async (client) => {
@@ -28,6 +29,10 @@ describe('setting up a new connection', () => {
         await planStatementsOnce(client);
       },
     });
+    watchReplies(pool, bounds);
+    // A connection closed under its client is reported on the pool; the service's pool has this
+    // listener from MikroORM.
+    pool.on('error', () => undefined);
     try {
       // Unbounded, this would wait for ever (the test's own time-out would fail it).
       const failure = await pool.query('select 1').then(

@@ -1,0 +1,68 @@
+// A pool's replies are bounded by one watch over its connections (connections.ts), not a timer per
+// statement: a statement whose reply never comes fails as an unreachable database, its connection
+// is not kept, and the pool serves again once PostgreSQL answers; a statement that is only slow,
+// seen waiting by the watch more than once but answered within the bound, is not cut short.
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { boundedConnectionOptions, guardPool, replyTimeoutMs, watchReplies, type ConnectionBounds } from '../../src/db/connections.ts';
+import { databaseFailureOf } from '../../src/db/failures.ts';
+import { proxiedTestDatabase } from '../support/proxied-database.ts';
+
+const database = proxiedTestDatabase();
+const bounds = { connectTimeoutMs: 1000, statementTimeoutMs: 400 };
+
+/** A pool set up as the service sets up its own (db/orm.ts). */
+function boundedPool(bounds: ConnectionBounds): pg.Pool {
+  const pool = new pg.Pool({ connectionString: database.url, max: 2, ...boundedConnectionOptions(bounds) });
+  guardPool(pool, undefined);
+  watchReplies(pool, bounds);
+  // A connection closed under its client is reported on the pool; the service's pool has this
+  // listener from MikroORM.
+  pool.on('error', () => undefined);
+  return pool;
+}
+
+describe("a pool's reply bound", () => {
+  it('arms no timer per statement', () => {
+    expect(boundedConnectionOptions(bounds)).not.toHaveProperty('query_timeout');
+  });
+
+  it('fails a statement whose reply never comes, keeps no such connection, and serves again once PostgreSQL answers', async () => {
+    const pool = boundedPool(bounds);
+    try {
+      await pool.query('select 1');
+      // Twice: the connections made after one was dropped are watched as well.
+      for (const round of [1, 2]) {
+        await database.proxy.set('blackhole');
+        // Unbounded, this would wait for ever (the test's own time-out would fail it).
+        const failure = await pool.query('select $1::int as n', [round]).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(databaseFailureOf(failure)).toBe('unreachable');
+        expect(pool.totalCount).toBe(0);
+        await database.proxy.set('pass');
+        const { rows } = await pool.query<{ n: number }>('select $1::int as n', [round]);
+        expect(rows).toEqual([{ n: round }]);
+      }
+    } finally {
+      await database.proxy.set('pass');
+      await pool.end();
+    }
+  });
+
+  it('lets a slow statement finish, though the watch sees it waiting more than once', async () => {
+    // A reply may take up to the statement timeout; the bound is a second more (4 s here), and the
+    // watch looks every quarter of it, so it sees this statement waiting at least twice.
+    const slow = { connectTimeoutMs: 1000, statementTimeoutMs: 3000 };
+    const pool = boundedPool(slow);
+    try {
+      const seconds = ((replyTimeoutMs(slow) / 4) * 2.2) / 1000;
+      const { rows } = await pool.query<{ done: boolean }>('select pg_sleep($1::float8) is not null as done', [seconds]);
+      expect(rows).toEqual([{ done: true }]);
+      expect(pool.totalCount).toBe(1);
+    } finally {
+      await pool.end();
+    }
+  });
+});
