@@ -1,6 +1,8 @@
 // Entry point: `node src/main.ts [all|api|worker]`. Starts the API, the webhook delivery worker, or
 // both (the default) on the database, and shuts down cleanly on SIGINT/SIGTERM: stop accepting, drain
 // in-flight requests and deliveries, close the pool, stop embedded PostgreSQL, send the last spans.
+// First, so that V8's settings are in force before anything else loads.
+import './heap-settings.ts';
 import { createApp } from './server.ts';
 import { armFailpoints } from './failpoints.ts';
 import { CursorCodec } from './pagination/cursor.ts';
