@@ -9,7 +9,7 @@ import { databaseFailureOf } from '../../src/db/failures.ts';
 import { proxiedTestDatabase } from '../support/proxied-database.ts';
 
 const database = proxiedTestDatabase();
-const bounds = { connectTimeoutMs: 1000, statementTimeoutMs: 400 };
+const tight = { connectTimeoutMs: 1000, statementTimeoutMs: 400 };
 
 /** A pool set up as the service sets up its own (db/orm.ts). */
 function boundedPool(bounds: ConnectionBounds): pg.Pool {
@@ -24,11 +24,11 @@ function boundedPool(bounds: ConnectionBounds): pg.Pool {
 
 describe("a pool's reply bound", () => {
   it('arms no timer per statement', () => {
-    expect(boundedConnectionOptions(bounds)).not.toHaveProperty('query_timeout');
+    expect(boundedConnectionOptions(tight)).not.toHaveProperty('query_timeout');
   });
 
   it('fails a statement whose reply never comes, keeps no such connection, and serves again once PostgreSQL answers', async () => {
-    const pool = boundedPool(bounds);
+    const pool = boundedPool(tight);
     try {
       await pool.query('select 1');
       // Twice: the connections made after one was dropped are watched as well.
