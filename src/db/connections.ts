@@ -19,6 +19,8 @@ export interface ConnectionBounds {
  * connection is dead: the server's cancellation normally answers first.
  */
 const REPLY_MARGIN_MS = 1000;
+/** How often `watchReplies` looks at a pool's connections. */
+const WATCH_EVERY_MS = 100;
 /** TCP keepalive lets the kernel notice a peer that vanished while a connection sat idle. */
 const KEEPALIVE_INITIAL_DELAY_MS = 10_000;
 
@@ -48,6 +50,14 @@ export function boundedClientOptions(bounds: ConnectionBounds): pg.ClientConfig 
   return { ...boundedConnectionOptions(bounds), query_timeout: replyTimeoutMs(bounds) };
 }
 
+/**
+ * Connections `watchReplies` gave up, with a time no later than the start of the statement whose
+ * reply never came. Their other statements, queued behind it (a ROLLBACK sent once a request was
+ * answered, say), fail with it however late they were sent: for `guardPool` they are evidence from
+ * that earlier time, not of an outage that began after the database was last seen answering.
+ */
+const silentSince = new WeakMap<object, number>();
+
 /** What `watchReplies` reads of node-postgres's pool and clients, which keep it on untyped fields. */
 interface Watched {
   _clients: { _activeQuery?: object | null }[];
@@ -61,13 +71,16 @@ interface Watched {
  * young-generation collection with it and 0.34 MB without, and no full collection (which stalls
  * every request in flight) came during the load, where two did.
  *
- * The pool's connections are looked at every quarter of the bound: one whose statement has waited
- * for its reply for the whole bound is destroyed, which fails that statement (and any queued behind
- * it) with "Connection terminated unexpectedly", and `guardPool` hands it back to the pool. A silent
- * connection is so given up after 1 to 1.25 times the bound.
+ * The pool's connections are looked at every 100 ms (a quarter of the bound, if that is shorter): one
+ * whose statement has waited for its reply for the whole bound is destroyed, which fails that
+ * statement (and any queued behind it) with "Connection terminated unexpectedly", and `guardPool`
+ * hands it back to the pool. A silent connection is so given up within 100 ms after the bound.
  */
 export function watchReplies(pool: pg.Pool, bounds: ConnectionBounds): void {
   const limitMs = replyTimeoutMs(bounds);
+  // Often enough that a silent connection is given up close to the bound, as node-postgres's timer
+  // would; a look is a walk over the pool's few connections.
+  const everyMs = Math.min(limitMs / 4, WATCH_EVERY_MS);
   /** Each connection's statement on the wire when last looked at, and when it was first seen. */
   const seen = new WeakMap<object, { statement: object; since: number }>();
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- node-postgres's own fields, as described by Watched
@@ -77,17 +90,21 @@ export function watchReplies(pool: pg.Pool, bounds: ConnectionBounds): void {
       clearInterval(timer);
       return;
     }
-    const now = performance.now();
+    const now = Date.now();
     // Read afresh each time: the pool replaces its array of connections when it drops one.
     for (const client of watched._clients) {
       const statement = client._activeQuery;
       if (!statement) continue;
       const last = seen.get(client);
       if (last?.statement !== statement) seen.set(client, { statement, since: now });
-      // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a pool's client is a pg.Client
-      else if (now - last.since >= limitMs) destroyConnection(client as unknown as pg.Client);
+      else if (now - last.since >= limitMs) {
+        // First seen at `since`, so sent after the look before.
+        silentSince.set(client, last.since - everyMs);
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a pool's client is a pg.Client
+        destroyConnection(client as unknown as pg.Client);
+      }
     }
-  }, limitMs / 4);
+  }, everyMs);
   timer.unref();
 }
 
@@ -147,7 +164,7 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
             if (databaseFailureOf(error) !== 'unreachable') return;
             destroyConnection(client);
             releases.get(client)?.(error instanceof Error ? error : true);
-            availability?.failed(error, startedAt);
+            availability?.failed(error, Math.min(startedAt, silentSince.get(client) ?? startedAt));
           },
         );
       }

@@ -4,7 +4,7 @@
 // seen waiting by the watch more than once but answered within the bound, is not cut short.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { boundedConnectionOptions, guardPool, replyTimeoutMs, watchReplies, type ConnectionBounds } from '../../src/db/connections.ts';
+import { boundedConnectionOptions, guardPool, watchReplies, type ConnectionBounds } from '../../src/db/connections.ts';
 import { databaseFailureOf } from '../../src/db/failures.ts';
 import { proxiedTestDatabase } from '../support/proxied-database.ts';
 
@@ -52,12 +52,12 @@ describe("a pool's reply bound", () => {
   });
 
   it('lets a slow statement finish, though the watch sees it waiting more than once', async () => {
-    // A reply may take up to the statement timeout; the bound is a second more (4 s here), and the
-    // watch looks every quarter of it, so it sees this statement waiting at least twice.
-    const slow = { connectTimeoutMs: 1000, statementTimeoutMs: 3000 };
+    // A reply may take up to the statement timeout (1 s here), and the bound is a second more; the
+    // watch looks every 100 ms, so it sees this statement waiting several times.
+    const slow = { connectTimeoutMs: 1000, statementTimeoutMs: 1000 };
     const pool = boundedPool(slow);
     try {
-      const seconds = ((replyTimeoutMs(slow) / 4) * 2.2) / 1000;
+      const seconds = 0.8;
       const { rows } = await pool.query<{ done: boolean }>('select pg_sleep($1::float8) is not null as done', [seconds]);
       expect(rows).toEqual([{ done: true }]);
       expect(pool.totalCount).toBe(1);
