@@ -81,8 +81,11 @@ export function watchReplies(pool: pg.Pool, bounds: ConnectionBounds): void {
   // Often enough that a silent connection is given up close to the bound, as node-postgres's timer
   // would; a look is a walk over the pool's few connections.
   const everyMs = Math.min(limitMs / 4, WATCH_EVERY_MS);
-  /** Each connection's statement on the wire when last looked at, and when it was first seen. */
-  const seen = new WeakMap<object, { statement: object; since: number }>();
+  /**
+   * When each statement on the wire was first seen. Keyed weakly by the statement, whose rows it must
+   * not keep alive (the timers it replaces did); the value is a number, which leads nowhere.
+   */
+  const firstSeen = new WeakMap<object, number>();
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- node-postgres's own fields, as described by Watched
   const watched = pool as unknown as Watched;
   const timer = setInterval(() => {
@@ -95,11 +98,11 @@ export function watchReplies(pool: pg.Pool, bounds: ConnectionBounds): void {
     for (const client of watched._clients) {
       const statement = client._activeQuery;
       if (!statement) continue;
-      const last = seen.get(client);
-      if (last?.statement !== statement) seen.set(client, { statement, since: now });
-      else if (now - last.since >= limitMs) {
+      const since = firstSeen.get(statement);
+      if (since === undefined) firstSeen.set(statement, now);
+      else if (now - since >= limitMs) {
         // First seen at `since`, so sent after the look before.
-        silentSince.set(client, last.since - everyMs);
+        silentSince.set(client, since - everyMs);
         // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a pool's client is a pg.Client
         destroyConnection(client as unknown as pg.Client);
       }
