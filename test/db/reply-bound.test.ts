@@ -1,20 +1,26 @@
 // A pool's replies are bounded by one watch over its connections (connections.ts), not a timer per
 // statement: a statement whose reply never comes fails as an unreachable database, its connection
 // is not kept, and the pool serves again once PostgreSQL answers; a statement that is only slow,
-// seen waiting by the watch more than once but answered within the bound, is not cut short.
+// seen waiting by the watch more than once but answered within the bound, is not cut short; and a
+// statement sent on a connection given up during an outage, once the outage has ended, fails without
+// being reported as a second outage.
+import { Writable } from 'node:stream';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { boundedConnectionOptions, guardPool, watchReplies, type ConnectionBounds } from '../../src/db/connections.ts';
+import { DatabaseAvailability } from '../../src/db/availability.ts';
+import { boundedConnectionOptions, guardPool, probeDatabase, watchReplies, type ConnectionBounds } from '../../src/db/connections.ts';
+import { createLogger } from '../../src/log.ts';
 import { databaseFailureOf } from '../../src/db/failures.ts';
 import { proxiedTestDatabase } from '../support/proxied-database.ts';
+import { eventually } from '../support/steady-load.ts';
 
 const database = proxiedTestDatabase();
 const tight = { connectTimeoutMs: 1000, statementTimeoutMs: 400 };
 
 /** A pool set up as the service sets up its own (db/orm.ts). */
-function boundedPool(bounds: ConnectionBounds): pg.Pool {
+function boundedPool(bounds: ConnectionBounds, availability?: DatabaseAvailability): pg.Pool {
   const pool = new pg.Pool({ connectionString: database.url, max: 2, ...boundedConnectionOptions(bounds) });
-  guardPool(pool, undefined);
+  guardPool(pool, availability);
   watchReplies(pool, bounds);
   // A connection closed under its client is reported on the pool; the service's pool has this
   // listener from MikroORM.
@@ -62,6 +68,50 @@ describe("a pool's reply bound", () => {
       expect(rows).toEqual([{ done: true }]);
       expect(pool.totalCount).toBe(1);
     } finally {
+      await pool.end();
+    }
+  });
+  it('reports one outage when a statement is sent, after it ended, on a connection given up during it', async () => {
+    const lines: string[] = [];
+    const logger = createLogger(
+      'warn',
+      new Writable({
+        write(chunk: Buffer, _encoding, done) {
+          lines.push(chunk.toString('utf8'));
+          done();
+        },
+      }),
+    );
+    const availability = new DatabaseAvailability(logger, () => probeDatabase(database.url, tight));
+    const pool = boundedPool(tight, availability);
+    const client = await pool.connect();
+    // A checked-out connection closed under its holder reports it; MikroORM listens on the service's.
+    client.on('error', () => undefined);
+    try {
+      await database.proxy.set('blackhole');
+      // Silent: the outage begins when the watch gives this connection up.
+      const lost = await client.query('select 2').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(databaseFailureOf(lost)).toBe('unreachable');
+      expect(availability.available).toBe(false);
+      // Back: the availability's probe finds the database answering again.
+      await database.proxy.set('pass');
+      await eventually(() => availability.available, 'the outage ends', 5000);
+      // Sent after that, on the connection given up during the outage (as a ROLLBACK once its request
+      // was answered would be): it fails, and is no news of a second outage.
+      const late = await client.query('rollback').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(databaseFailureOf(late)).toBe('unreachable');
+      expect(availability.stats).toEqual({ available: true, outages: 1 });
+      expect(lines.filter((line) => line.includes('database unreachable'))).toHaveLength(1);
+    } finally {
+      client.release();
+      availability.close();
+      await database.proxy.set('pass');
       await pool.end();
     }
   });
