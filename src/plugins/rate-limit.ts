@@ -1,5 +1,5 @@
-// Per-key rate limits on both faces, through @envelop/rate-limiter: it runs at execution start, where
-// a REST route and a GraphQL request meet, and checks every root field of the operation.
+// Per-key rate limits on both faces, through @envelop/rate-limiter's limiter: it runs at execution
+// start, where a REST route and a GraphQL request meet, and weighs every root field of the operation.
 //
 // What a request costs: one unit per root field it runs (a REST call runs one, so it costs the same
 // as the GraphQL query behind it; `{ a: user … b: user … }` costs 2). A request is admitted or
@@ -11,8 +11,8 @@
 // instances; so its Store here asks the window counter (memory or Redis), which decides atomically
 // and with the key's own limit, and answers the library in its terms: no timestamps when the
 // request fits, one when it does not (with `max: 1`, that is over the limit).
-import { Store, useRateLimiter, type Identity } from '@envelop/rate-limiter';
-import type { DocumentNode } from 'graphql';
+import { Store, type Identity } from '@envelop/rate-limiter';
+import { getGraphQLRateLimiter } from '@envelop/rate-limiter/get-graphql-rate-limiter';
 import { RateLimitedError } from '../errors.ts';
 import { whenSettled, type MaybePromise } from '../maybe-promise.ts';
 import type { WindowState } from '../rate-limit/counter.ts';
@@ -20,7 +20,7 @@ import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
 import type { Metrics } from '../telemetry/metrics.ts';
 import { rootFields } from './root-fields.ts';
-import { executionArgs, fromLibrary, type ServerContext, type ServerPlugin } from './server-context.ts';
+import { executionArgs, type ServerPlugin } from './server-context.ts';
 
 /** The policies' names in the RateLimit and RateLimit-Policy fields. */
 type Policy = 'per-key' | 'per-address';
@@ -79,15 +79,9 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
     setForIdentity(): void {}
   }
 
-  const perRootField = { field: '*', max: 1, readOnly: true };
-  const limiter = useRateLimiter({
-    // The library types the context as unknown; it is the execution context, built on ServerContext.
-    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- as said
-    identifyFn: (context) => (context as ServerContext).rateLimit?.id ?? '',
-    configByField: [
-      { type: 'Query', ...perRootField },
-      { type: 'Mutation', ...perRootField },
-    ],
+  // The library's own limiter, which its plugin runs for each field it finds limited (here: every root field).
+  const limiter = getGraphQLRateLimiter({
+    identifyContext: (context: { rateLimit?: RateLimitTicket }) => context.rateLimit?.id ?? '',
     store: new WindowStore(),
     // The library asks for the message of every check, and uses it only for a refusal.
     formatError: ({ contextIdentity }) => {
@@ -101,7 +95,6 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
         `${state.remaining} left, the budget renews in ${seconds(state.resetMs)} s.${over}`
       );
     },
-    transformError: (message) => new RateLimitedError(message),
   });
 
   const tickets$: ServerPlugin = {
@@ -115,10 +108,21 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
     },
     onExecute({ args }) {
       const ticket = args.contextValue.rateLimit;
-      // Each root field costs one unit; validation guarantees an operation has at least one.
-      if (!ticket || ticket.decision) return;
+      if (!ticket) return;
       const { document, operationName } = executionArgs(args);
-      ticket.cost = Math.max(rootFields(document, operationName)?.fields.length ?? 1, 1);
+      const fields = rootFields(document, operationName)?.fields ?? [];
+      // Each root field costs one unit. A decision already taken for this request stands as it was weighed.
+      if (!ticket.decision) ticket.cost = fields.length;
+      // The library's plugin finds limited fields by walking the whole document with type information
+      // on every request, and checks each; here every root field is limited, and the request is
+      // weighed whole in one step of the counter, so its first root field's check decides it.
+      // `{ __typename }` alone runs no operation and spends nothing.
+      const first = fields[0];
+      if (!first) return;
+      return whenSettled(limiter(first.name.value, { args: {}, context: args.contextValue }, { max: 1, readOnly: true }), (message) => {
+        // Thrown at execution start: a whole-request denial (plugins/error-masking.ts), nothing runs.
+        if (message !== undefined) throw new RateLimitedError(message);
+      });
     },
     onResponse({ serverContext, response }) {
       const ticket = serverContext.rateLimit;
@@ -134,25 +138,5 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       return whenSettled(ticket.decision ?? counter.peek(ticket.keyId, ticket.limit, windowMs), setHeaders);
     },
   };
-  // The limiter weighs root fields only (the configuration names no other), yet walks the whole
-  // document with type information on every request, and hands back a copy even when it removed
-  // nothing (its visitor returns each node, which graphql-js counts as an edit). So it is shown the
-  // operation's root fields alone (built once per document), and the document yoga parsed and cached
-  // goes back afterwards: compiled execution is cached by document object, and a request that goes
-  // on to run had nothing removed (a refusal stops it whole).
-  const parsed = new WeakMap<object, DocumentNode>();
-  const remember: ServerPlugin = {
-    onExecute({ args }) {
-      const { document, operationName } = executionArgs(args);
-      parsed.set(args, document);
-      args.document = rootFields(document, operationName)?.skeleton ?? document;
-    },
-  };
-  const restore: ServerPlugin = {
-    onExecute({ args }) {
-      const document = parsed.get(args);
-      if (document) args.document = document;
-    },
-  };
-  return [tickets$, remember, fromLibrary(limiter), restore];
+  return [tickets$];
 }
