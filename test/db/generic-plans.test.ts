@@ -1,7 +1,11 @@
 // The service's connections plan a prepared statement once, even one whose LIMIT is a parameter,
-// which PostgreSQL would otherwise plan again on every run (generic-plans.ts).
+// which PostgreSQL would otherwise plan again on every run; and never by a sequential scan, which a
+// plan made while a table was small would keep doing as the table grows (generic-plans.ts).
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { planStatementsOnce } from '../../src/db/generic-plans.ts';
 import { runPrepared } from '../../src/db/prepared.ts';
+import { eventually } from '../support/steady-load.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 // Every warning the process emits from here on: the server below opens its first connections.
@@ -47,5 +51,64 @@ describe('a new pooled connection', () => {
     // Node emits a warning on the next tick.
     await new Promise((resolve) => setImmediate(resolve));
     expect(warnings.map((warning) => warning.message).filter((message) => message.includes('already executing a query'))).toEqual([]);
+  });
+});
+
+describe("a pooled connection's plans", () => {
+  it('keep reading by index a table that was empty when they were made (the check of a delivery against its event)', async () => {
+    const admin = new pg.Client({ connectionString: server.databaseUrl });
+    const writer = new pg.Client({ connectionString: server.databaseUrl });
+    await admin.connect();
+    await writer.connect();
+    try {
+      await planStatementsOnce(writer);
+      // A table PostgreSQL has seen empty, and no analysis since that would make it plan again.
+      await admin.query('alter table events set (autovacuum_enabled = false)');
+      await admin.query('truncate events cascade');
+      await admin.query('analyze events');
+      await admin.query(
+        `insert into webhook_endpoints (id, owner_key_id, url, secret, created_at, updated_at)
+         values ('wep_plans', 'key_plans', 'https://example.com/hook', 'sealed', now(), now())`,
+      );
+      // What the outbox does: an event and its delivery, whose foreign key PostgreSQL checks against events.
+      let written = 0;
+      const write = () =>
+        writer.query(
+          `with event as (insert into events (id, type, created_at, data) values ($1, 'order.created', now(), '{}'::jsonb) returning id)
+           insert into webhook_deliveries (event_id, endpoint_id) select id, 'wep_plans' from event`,
+          [`evt_plans_${++written}`],
+        );
+      // The connection makes its plan of that check while the table is (nearly) empty.
+      for (let i = 0; i < 8; i++) await write();
+      await admin.query(
+        `insert into events (id, type, created_at, data) select 'evt_bulk_' || i, 'order.created', now(), '{}'::jsonb from generate_series(1, 20000) i`,
+      );
+      const scans = async () => {
+        await admin.query('select pg_stat_clear_snapshot()');
+        const { rows } = await admin.query<{ seq: string; idx: string }>(
+          "select seq_scan as seq, idx_scan as idx from pg_stat_user_tables where relname = 'events'",
+        );
+        return { seq: Number(rows[0]!.seq), idx: Number(rows[0]!.idx) };
+      };
+      const before = await scans();
+      for (let i = 0; i < 10; i++) await write();
+      // The writer's statistics reach the view once it reports them: now, rather than when it has idled.
+      await writer.query('select pg_stat_force_next_flush()');
+      let after = before;
+      await eventually(
+        async () => {
+          after = await scans();
+          return after.seq + after.idx - before.seq - before.idx >= 10;
+        },
+        "the writer's scans of events in the statistics",
+        10_000,
+      );
+      expect(after.seq - before.seq).toBe(0);
+    } finally {
+      await admin.query('alter table events reset (autovacuum_enabled)');
+      await admin.query(`delete from webhook_endpoints where id = 'wep_plans'`);
+      await writer.end();
+      await admin.end();
+    }
   });
 });
