@@ -8,7 +8,8 @@
 // (50), BENCH_ROUNDS (5); BENCH_SCENARIOS (a part of a scenario's name) and BENCH_SERVERS (a comma-separated
 // list of server names) narrow a run down while working on one thing; BENCH_BASELINE (a git revision)
 // sends every Portico request to a Portico built from that revision too, right before, and reports
-// the working tree's ratio to it within each round (bench/baseline.ts). When taskset is there, every server and PostgreSQL share core 0 and the
+// the working tree's ratio to it within each round (bench/baseline.ts); BENCH_SUBSCRIBE=1 subscribes
+// a webhook endpoint to every event first, so that every write queues a delivery. When taskset is there, every server and PostgreSQL share core 0 and the
 // load generator has core 1, so that what is measured is the servers, not the generator.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -32,7 +33,7 @@ import { REDIS_SERVER_PATH, startTestRedis } from '../test/support/redis.ts';
 import { load, quantile, type Run } from './load.ts';
 import { CAN_PIN, childrenCpuMs, cpuMs, pin, pinned, rssMb, watchRss } from './process-stats.ts';
 import { summarise } from './profile-summary.ts';
-import { webhookDelivery } from './webhooks.ts';
+import { subscribeEndpoint, webhookDelivery } from './webhooks.ts';
 import { baselineLabel, inRoundOrder, keyedLabel, scenarios, type Scenario, type ServerName, type Variant } from './scenarios.ts';
 import { checkOutBaseline, type Baseline } from './baseline.ts';
 import { npmCi } from './npm-ci.ts';
@@ -48,6 +49,7 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 50);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const BASELINE = process.env.BENCH_BASELINE;
+const SUBSCRIBE = process.env.BENCH_SUBSCRIBE === '1';
 /** Every server gets a pool of this many connections. */
 const POOL = 10;
 const SERVER_CORE = 0;
@@ -530,6 +532,8 @@ try {
   await admin.connect();
   await admin.query('create extension if not exists pg_stat_statements');
   await admin.query('vacuum analyze');
+  // Every write then queues a delivery too, as where webhooks are in use; no worker delivers them.
+  if (SUBSCRIBE) await subscribeEndpoint(admin, env, 'http://127.0.0.1:9/not-delivered');
   const userIds = (await admin.query<{ id: string }>('select id from users order by random() limit 2000')).rows.map((row) => row.id);
 
   const profileDir = path.join(BENCH_DIR, 'profile');
@@ -654,7 +658,7 @@ try {
     const porticoRead = scenarios({ apiKey, userIds })
       .find((s) => s.name === '`user(id)`')!
       .variants.find((v) => v.label.startsWith('Portico REST'))!;
-    const narrowed = process.env.BENCH_SCENARIOS !== undefined || wantedServers !== undefined || baseline !== undefined;
+    const narrowed = process.env.BENCH_SCENARIOS !== undefined || wantedServers !== undefined || baseline !== undefined || SUBSCRIBE;
     const strangerLines = narrowed ? [] : await strangers(admin, serverOf('Portico'), porticoRead, database.url(), pepper, apiKey);
     const webhookLines =
       narrowed && !process.env.BENCH_SCENARIOS?.includes('webhook')

@@ -6,7 +6,10 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import pg from 'pg';
 import { newId } from '../src/db/ids.ts';
+import { Sql } from '../src/db/sql.ts';
+import { createLogger } from '../src/log.ts';
 import { boundAddress } from '../src/net/bound-address.ts';
+import { DeliveryNotifier } from '../src/webhooks/delivery-notifier.ts';
 import { SecretBox } from '../src/webhooks/secret-box.ts';
 import { newSigningSecret } from '../src/webhooks/signing-secret.ts';
 import { withImageNodeOptions } from './image-node-options.ts';
@@ -29,6 +32,17 @@ async function queueEvents(client: pg.Client | pg.Pool, endpointId: string, coun
     [ids, endpointId],
   );
   return ids;
+}
+
+/** Registers an endpoint at `url` subscribed to every event, as the API would; returns its id. */
+export async function subscribeEndpoint(client: pg.Client | pg.Pool, env: NodeJS.ProcessEnv, url: string): Promise<string> {
+  const endpointId = newId('webhookEndpoint');
+  const box = new SecretBox(String(env.WEBHOOK_SECRET_KEY));
+  await client.query(
+    `insert into webhook_endpoints (id, owner_key_id, url, secret, created_at, updated_at) values ($1, 'key_bench', $2, $3, now(), now())`,
+    [endpointId, url, box.seal(newSigningSecret(), endpointId)],
+  );
+  return endpointId;
 }
 
 async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -57,12 +71,9 @@ export async function webhookDelivery(
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${boundAddress(receiver).port}/hook`;
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
-  const endpointId = newId('webhookEndpoint');
-  const box = new SecretBox(String(env.WEBHOOK_SECRET_KEY));
-  await pool.query(
-    `insert into webhook_endpoints (id, owner_key_id, url, secret, created_at, updated_at) values ($1, 'key_bench', $2, $3, now(), now())`,
-    [endpointId, url, box.seal(newSigningSecret(), endpointId)],
-  );
+  const endpointId = await subscribeEndpoint(pool, env, url);
+  // The workers are woken as the API wakes them: after each write's commit, one notification at a time.
+  const notifier = new DeliveryNotifier(new Sql(pool), createLogger('silent'));
   const succeeded = async () => {
     const { rows } = await pool.query<{ state: string; n: number }>(
       `select state, count(*)::int as n from webhook_deliveries where endpoint_id = $1 group by state`,
@@ -124,13 +135,16 @@ export async function webhookDelivery(
            insert into webhook_deliveries (event_id, endpoint_id) select id, $2 from event`,
             [id, endpointId],
           )
-          .then(() => committedAt.set(id, performance.now())),
+          .then(() => {
+            committedAt.set(id, performance.now());
+            notifier.notify();
+          }),
       );
     }
     await Promise.all(writes);
     await until(async () => [...sentAt.keys()].every((id) => arrived.has(id)), 60_000);
     const latencies = [...sentAt].map(([id, at]) => arrived.get(id)! - at);
-    // The worker may hear of a commit (NOTIFY) before the writer has its answer: then it counts as 0.
+    // The worker may claim a delivery (woken for an earlier one) before its writer has the answer: then it counts as 0.
     const fromCommit = [...committedAt].map(([id, at]) => Math.max(arrived.get(id)! - at, 0));
     const writeLatencies = [...committedAt].map(([id, at]) => at - sentAt.get(id)!);
     const achieved = total / ((Math.max(...sentAt.values()) - begun) / 1000);

@@ -18,6 +18,8 @@ export interface RequestContext {
   traceId?: string;
   /** A database statement of this request ran past its timeout. */
   statementTimedOut?: boolean;
+  /** The request queued webhook deliveries: the workers are woken once it has ended (webhooks/delivery-notifier.ts). */
+  deliveriesQueued?: boolean;
 }
 
 export const requestContext = new AsyncLocalStorage<RequestContext>();
@@ -34,4 +36,10 @@ export function requestIdFrom(header: string | string[] | undefined): string {
 export function markStatementTimeout(): void {
   const request = requestContext.getStore();
   if (request) request.statementTimedOut = true;
+}
+
+/** Notes on the current request that it queued webhook deliveries. */
+export function markDeliveriesQueued(): void {
+  const request = requestContext.getStore();
+  if (request) request.deliveriesQueued = true;
 }

@@ -54,6 +54,7 @@ import { serveTraced } from './telemetry/server-span.ts';
 import { StartupError } from './errors.ts';
 import { VERSION } from './version.ts';
 import { boundAddress } from './net/bound-address.ts';
+import { DeliveryNotifier } from './webhooks/delivery-notifier.ts';
 
 export interface AppDependencies {
   config: Config;
@@ -94,6 +95,7 @@ export function createApp(dependencies: AppDependencies): App {
   const metricsHere = metricsOnServicePort(config.metrics);
   // Tracing off: no span is started, no context is switched.
   const traced = config.tracing !== undefined;
+  const deliveries = new DeliveryNotifier(sql, logger);
   let draining = false;
 
   const yoga = createYoga<ServerContext, GraphQLContext>({
@@ -232,6 +234,11 @@ export function createApp(dependencies: AppDependencies): App {
       res.setHeader('x-request-id', requestId);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.
       const context: RequestContext = { requestId, face: req.url?.split('?')[0] === GRAPHQL_PATH ? 'graphql' : 'other' };
+      // Once the response is out, the write behind it has committed (or rolled back, which a worker
+      // woken for nothing shrugs off); a client that left early may leave its write to the workers' poll.
+      res.once('close', () => {
+        if (context.deliveriesQueued) deliveries.notify();
+      });
       if (metrics.served) {
         metrics.httpInFlight.inc();
         res.once('close', () => {

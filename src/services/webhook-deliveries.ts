@@ -11,6 +11,7 @@ import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keys
 import { PAGE_SIZE } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 import { findEndpoint, type EndpointOwner } from './webhook-endpoints.ts';
+import { DELIVERIES_CHANNEL } from '../webhooks/delivery-notifier.ts';
 
 export interface AttemptRecord {
   number: number;
@@ -76,7 +77,7 @@ const RESEND = statement(
      update webhook_deliveries set state = 'pending', attempts = 0, next_attempt_at = now(), finished_at = null
      where endpoint_id = $1 and event_id = $2 and (locked_until is null or locked_until <= now())
      returning 1)
-   select (select count(*)::int from resent) as n, pg_notify('webhook_deliveries', '')`,
+   select (select count(*)::int from resent) as n, pg_notify('${DELIVERIES_CHANNEL}', '')`,
 );
 const RESEND_DEAD = statement(
   'deliveries_resend_dead',
@@ -85,7 +86,7 @@ const RESEND_DEAD = statement(
      where endpoint_id = $1 and state = 'dead' and finished_at >= coalesce($2, '-infinity'::timestamptz)
        and finished_at < coalesce($3, 'infinity'::timestamptz)
      returning 1)
-   select (select count(*)::int from resent) as n, pg_notify('webhook_deliveries', '')`,
+   select (select count(*)::int from resent) as n, pg_notify('${DELIVERIES_CHANNEL}', '')`,
 );
 
 async function mustOwn(em: EntityManager, owner: EndpointOwner, endpointId: string): Promise<void> {

@@ -1,9 +1,12 @@
 // The transactional outbox: an event is inserted in the transaction of the change it reports, with a
 // delivery for every enabled endpoint subscribed to its type at that moment. Committed together or
-// not at all: no event without its change, no change without its event.
+// not at all: no event without its change, no change without its event. Each statement answers how
+// many deliveries it queued; a request that queued any wakes the workers once it has ended, after its
+// commit (delivery-notifier.ts).
 import { newId } from '../db/ids.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { prepared, runPrepared, type StatementRunner } from '../db/prepared.ts';
+import { markDeliveriesQueued } from '../request-context.ts';
 import { currentTraceparent } from '../telemetry/trace-context.ts';
 import { PING, type EventType } from './event-types.ts';
 
@@ -11,19 +14,28 @@ import { PING, type EventType } from './event-types.ts';
 const event = (first: number) =>
   `event as (insert into events (id, type, created_at, data, traceparent) values ($${first}, $${first + 1}, $${first + 2}, $${first + 3}::jsonb, $${first + 4}) returning id, type)`;
 
+/** Deliveries inserted by `insert` (returning a row each), counted: the statement's one row. */
+const counted = (insert: string) => `queued as (${insert} returning 1) select count(*)::int as queued from queued`;
+
 /** The fan-out: a delivery of the event for every enabled endpoint subscribed to its type. */
-const DELIVERIES = `insert into webhook_deliveries (event_id, endpoint_id)
+const DELIVERIES = counted(`insert into webhook_deliveries (event_id, endpoint_id)
    select event.id, endpoint.id from event
-   join webhook_endpoints endpoint on endpoint.enabled and (endpoint.event_types is null or event.type = any(endpoint.event_types))`;
+   join webhook_endpoints endpoint on endpoint.enabled and (endpoint.event_types is null or event.type = any(endpoint.event_types))`);
 
 /** An event and its deliveries, in one statement. */
-const RECORD_EVENT = prepared('outbox_record_event', `with ${event(1)} ${DELIVERIES}`);
+const RECORD_EVENT = prepared('outbox_record_event', `with ${event(1)}, ${DELIVERIES}`);
 
 /** A ping, delivered to one endpoint only. */
 const QUEUE_PING = prepared(
   'outbox_queue_ping',
-  `with ${event(1)} insert into webhook_deliveries (event_id, endpoint_id) select event.id, $6 from event`,
+  `with ${event(1)}, ${counted('insert into webhook_deliveries (event_id, endpoint_id) select event.id, $6 from event')}`,
 );
+
+/** Runs an outbox statement, and notes on the request when it queued deliveries. */
+async function runQueuing(em: StatementRunner, statement: string, values: readonly unknown[]): Promise<void> {
+  const [row] = await runPrepared<{ queued: number }>(em, statement, values);
+  if (row && row.queued > 0) markDeliveriesQueued();
+}
 
 /** The parameters of an event: that `object` (as REST's GET shows it) underwent `type`, now, in the trace active now. */
 function eventValues(
@@ -36,7 +48,7 @@ function eventValues(
 /** Records the event in `em`'s open transaction; returns its id. */
 export async function recordEvent(em: EntityManager, type: EventType, object: Record<string, unknown>): Promise<string> {
   const values = eventValues(type, object);
-  await runPrepared(em, RECORD_EVENT, values);
+  await runQueuing(em, RECORD_EVENT, values);
   return values[0];
 }
 
@@ -47,7 +59,7 @@ export async function recordEvent(em: EntityManager, type: EventType, object: Re
  * transaction of its own, and costs one round trip.
  */
 export function changeWithEvent(name: string, change: string, parameters: number): string {
-  return prepared(name, `with ${change}, ${event(parameters + 1)} ${DELIVERIES}`);
+  return prepared(name, `with ${change}, ${event(parameters + 1)}, ${DELIVERIES}`);
 }
 
 /** Runs a `changeWithEvent` statement with the change's values and the event's. */
@@ -58,12 +70,12 @@ export async function runChangeWithEvent(
   type: EventType,
   object: Record<string, unknown>,
 ): Promise<void> {
-  await runPrepared(em, statement, [...values, ...eventValues(type, object)]);
+  await runQueuing(em, statement, [...values, ...eventValues(type, object)]);
 }
 
 /** Queues a ping for one endpoint, in `em`'s open transaction. */
 export async function queuePing(em: EntityManager, endpointId: string, endpoint: Record<string, unknown>): Promise<string> {
   const values = eventValues(PING, endpoint);
-  await runPrepared(em, QUEUE_PING, [...values, endpointId]);
+  await runQueuing(em, QUEUE_PING, [...values, endpointId]);
   return values[0];
 }

@@ -1,8 +1,8 @@
 // The delivery worker: claims due deliveries, sends each signed, and settles the outcomes (recorded,
 // retried on the schedule, dead-lettered after the last attempt). Any number of workers, in any number
 // of processes, share one database: claims are exclusive and leased (deliveries.ts). A worker wakes
-// when a transaction that queued deliveries commits (LISTEN), and polls as well, for due retries and
-// any notification lost while it was not listening.
+// when deliveries were queued and committed (LISTEN; delivery-notifier.ts), and polls as well, for due
+// retries and any notification lost or never sent.
 import type { Span } from '@opentelemetry/api';
 import { endAttemptSpan, startAttemptSpan } from './attempt-span.ts';
 import { outgoingHeaders } from '../telemetry/trace-context.ts';
@@ -19,8 +19,6 @@ import { WebhookSender, type AttemptResult } from './sender.ts';
 import { SIGNATURE_HEADER, signedHeaders, signingKey, type SigningKey } from './signing.ts';
 import type { UrlPolicy } from './url-policy.ts';
 
-/** The channel a transaction that queued deliveries notifies on commit (a trigger on webhook_deliveries). */
-export const DELIVERIES_CHANNEL = 'webhook_deliveries';
 /** Deliveries claimed per statement, at most. */
 const CLAIM_BATCH = 100;
 /** Decrypted secrets kept, ready to sign with, by their sealed form. */
@@ -33,7 +31,7 @@ export interface WorkerDependencies {
   delivery: DeliveryConfig;
   logger: Logger;
   metrics: Metrics;
-  /** Starts listening on DELIVERIES_CHANNEL. */
+  /** Starts listening on DELIVERIES_CHANNEL (delivery-notifier.ts). */
   listen: (onNotify: () => void) => Promise<Listener>;
 }
 

@@ -7,7 +7,8 @@ import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { sqlOf } from '../../src/db/sql.ts';
 import { createLogger } from '../../src/log.ts';
 import { SecretBox } from '../../src/webhooks/secret-box.ts';
-import { DELIVERIES_CHANNEL, DeliveryWorker } from '../../src/webhooks/worker.ts';
+import { DeliveryWorker } from '../../src/webhooks/worker.ts';
+import { DELIVERIES_CHANNEL } from '../../src/webhooks/delivery-notifier.ts';
 import { TEST_WEBHOOK_SECRET_KEY, type TestServer } from './server.ts';
 
 /** Millisecond waits, so a whole schedule runs within a test. */

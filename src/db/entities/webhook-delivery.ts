@@ -38,17 +38,6 @@ export const WebhookDeliverySchema = defineEntity({
     { name: 'webhook_deliveries_endpoint_id_event_id_idx', properties: ['endpoint', 'event'] },
     { name: 'webhook_deliveries_dead_idx', properties: ['endpoint', 'event'], where: `state = 'dead'` },
   ],
-  // Workers are woken when deliveries are queued (a notification is sent on commit, once per
-  // transaction however many rows; a write that queued none sends none).
-  triggers: [
-    {
-      name: 'webhook_deliveries_queued',
-      timing: 'after',
-      events: ['insert'],
-      forEach: 'row',
-      body: `perform pg_notify('webhook_deliveries', ''); return null;`,
-    },
-  ],
 });
 
 export class WebhookDelivery extends WebhookDeliverySchema.class {}

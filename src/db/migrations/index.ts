@@ -13,6 +13,7 @@ import { Migration20261123050000_event_traceparent } from './Migration2026112305
 import { Migration20261124000000_webhook_deliveries_fillfactor } from './Migration20261124000000_webhook_deliveries_fillfactor.ts';
 import { Migration20261125000000_idempotency_claim } from './Migration20261125000000_idempotency_claim.ts';
 import { Migration20261127000000_idempotency_claim_by_index } from './Migration20261127000000_idempotency_claim_by_index.ts';
+import { Migration20261127010000_deliveries_notified_after_commit } from './Migration20261127010000_deliveries_notified_after_commit.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -28,4 +29,5 @@ export const migrations = [
   Migration20261124000000_webhook_deliveries_fillfactor,
   Migration20261125000000_idempotency_claim,
   Migration20261127000000_idempotency_claim_by_index,
+  Migration20261127010000_deliveries_notified_after_commit,
 ];
