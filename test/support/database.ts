@@ -38,3 +38,14 @@ export async function createEmptyDatabase(): Promise<{ url: string; drop: () => 
     drop: () => admin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
   };
 }
+
+/**
+ * A plain node-postgres pool for a test: the pool ends a connection without waiting for its socket to
+ * close, so a database dropped right after (with force) may still terminate it, and that notice comes
+ * as an error event, which must not end the test run. Errors of statements reach their callers as ever.
+ */
+export function testPool(config: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool(config);
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return pool;
+}

@@ -1,8 +1,8 @@
 // A pool of one connection on a database of its own, noting the text of every statement as it goes
 // to PostgreSQL, below whatever wrappers a test installs on it: what the wrappers send, message by
 // message. One connection, so that a test sees what the previous borrower left on it.
-import pg from 'pg';
-import { createTestDatabase } from './database.ts';
+import type pg from 'pg';
+import { createTestDatabase, testPool } from './database.ts';
 
 export interface WirePool {
   pool: pg.Pool;
@@ -14,7 +14,7 @@ export interface WirePool {
 /** `wrap` installs the wrappers under test, after the note-taker, so that they sit above it. */
 export async function wirePool(wrap: (pool: pg.Pool) => void): Promise<WirePool> {
   const database = await createTestDatabase();
-  const pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  const pool = testPool({ connectionString: database.url, max: 1 });
   const sent: string[] = [];
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;

@@ -1,8 +1,8 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sql } from '../../src/db/sql.ts';
 import { claimDeliveries } from '../../src/webhooks/deliveries.ts';
-import { createTestDatabase } from '../support/database.ts';
+import { createTestDatabase, testPool } from '../support/database.ts';
 
 const QUEUED = 2_000;
 // A claim of this many from the head of a full backlog fits the room a page keeps.
@@ -15,7 +15,7 @@ beforeAll(async () => {
   const database = await createTestDatabase();
   drop = database.drop;
   // One connection: the claim and the statistics of its transaction are read on the same backend.
-  pool = new pg.Pool({ connectionString: database.url, max: 1 });
+  pool = testPool({ connectionString: database.url, max: 1 });
   await pool.query(
     `insert into webhook_endpoints (id, owner_key_id, url, secret, created_at, updated_at)
      values ('whe_claims', 'key_claims', 'https://hooks.example.com/in', 'sealed', now(), now())`,

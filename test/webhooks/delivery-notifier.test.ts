@@ -8,6 +8,7 @@ import { createLogger } from '../../src/log.ts';
 import { requestContext, type RequestContext } from '../../src/request-context.ts';
 import { createOrder } from '../../src/services/orders.ts';
 import { DELIVERIES_CHANNEL, DeliveryNotifier } from '../../src/webhooks/delivery-notifier.ts';
+import { testPool } from '../support/database.ts';
 import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.ts';
 import { usedCredential } from '../support/credentials.ts';
 import { rest, type Order, type User } from '../support/rest.ts';
@@ -99,7 +100,7 @@ describe('the outbox', () => {
 describe('the notifier', () => {
   it('sends one notification at a time: fifty calls during one send make one more, after it', async () => {
     const listener = await listening();
-    const pool = new pg.Pool({ connectionString: rig.server.databaseUrl, max: 2 });
+    const pool = testPool({ connectionString: rig.server.databaseUrl, max: 2 });
     let sent = 0;
     const notifier = new DeliveryNotifier(new Sql(pool, () => sent++), createLogger('silent'));
     try {
