@@ -14,11 +14,6 @@ import {
 export interface RootFields {
   operation: OperationDefinitionNode;
   fields: FieldNode[];
-  /**
-   * The operation cut down to its root fields, arguments kept and selections dropped: for walks that
-   * look at root fields only, at a fraction of the whole document's cost.
-   */
-  skeleton: DocumentNode;
 }
 
 /** Documents are cached by yoga, so the same object comes back for the same text: walk each once. */
@@ -48,15 +43,5 @@ function walk(document: DocumentNode, operationName: string | null | undefined):
       if (!fragment || seen.has(fragment.name.value)) return [];
       return collect(fragment.selectionSet, new Set([...seen, fragment.name.value]));
     });
-  const fields = collect(operation.selectionSet, new Set());
-  const skeleton: DocumentNode = {
-    kind: Kind.DOCUMENT,
-    definitions: [
-      {
-        ...operation,
-        selectionSet: { kind: Kind.SELECTION_SET, selections: fields.map((field) => ({ ...field, selectionSet: undefined })) },
-      },
-    ],
-  };
-  return { operation, fields, skeleton };
+  return { operation, fields: collect(operation.selectionSet, new Set()) };
 }
