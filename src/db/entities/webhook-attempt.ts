@@ -13,7 +13,9 @@ export const WebhookAttemptSchema = defineEntity({
         .joinColumns('event_id', 'endpoint_id')
         .referencedColumnNames('event_id', 'endpoint_id')
         .deleteRule('cascade')
-        .updateRule('cascade'),
+        .updateRule('cascade')
+        // The ids' collation, which the columns of a key two references away do not inherit.
+        .collation('C'),
     number: p.integer().primary(),
     startedAt: p.datetime(3),
     durationMs: p.integer(),
