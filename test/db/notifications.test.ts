@@ -1,11 +1,10 @@
 // The listening connection's heartbeat, when PostgreSQL stops answering: it finds the silent peer
 // within its bound, and never stacks statements on the connection while one waits for its reply.
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.ts';
 import { listen, type Listener } from '../../src/db/notifications.ts';
 import { eventually } from '../support/steady-load.ts';
 import { proxiedTestDatabase } from '../support/proxied-database.ts';
+import { captureLogs } from '../support/captured-logs.ts';
 
 // Every warning the process emits from here on.
 const warnings: Error[] = [];
@@ -16,16 +15,7 @@ const database = proxiedTestDatabase();
 describe('the notification connection', () => {
   it('sends one heartbeat at a time while PostgreSQL is silent, and replaces the connection once its reply is overdue', async () => {
     const reconnected: string[] = [];
-    const lines: string[] = [];
-    const logger = createLogger(
-      'warn',
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(chunk.toString('utf8'));
-          done();
-        },
-      }),
-    );
+    const { logger, logs } = captureLogs('warn');
     // A heartbeat far more often than a reply may take: while one waits, many more come due.
     const bounds = { connectTimeoutMs: 1000, statementTimeoutMs: 600 };
     let listener: Listener | undefined;
@@ -38,7 +28,11 @@ describe('the notification connection', () => {
       expect(reconnected).toEqual(['']);
       await database.proxy.set('blackhole');
       // Lost once a heartbeat's reply is overdue (the statement timeout and a margin); back once PostgreSQL answers again.
-      await eventually(() => lines.some((line) => line.includes('lost the notification connection')), 'the silent peer noticed', 10_000);
+      await eventually(
+        () => logs.some((log) => String(log.msg).startsWith('lost the notification connection')),
+        'the silent peer noticed',
+        10_000,
+      );
       await database.proxy.set('pass');
       await eventually(() => reconnected.length >= 2, 'the listener reconnected after the silence', 10_000);
       await new Promise((resolve) => setImmediate(resolve));

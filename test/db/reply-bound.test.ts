@@ -4,15 +4,14 @@
 // seen waiting by the watch more than once but answered within the bound, is not cut short; and a
 // statement sent on a connection given up during an outage, once the outage has ended, fails without
 // being reported as a second outage.
-import { Writable } from 'node:stream';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { DatabaseAvailability } from '../../src/db/availability.ts';
 import { boundedConnectionOptions, guardPool, probeDatabase, watchReplies, type ConnectionBounds } from '../../src/db/connections.ts';
-import { createLogger } from '../../src/log.ts';
 import { databaseFailureOf } from '../../src/db/failures.ts';
 import { proxiedTestDatabase } from '../support/proxied-database.ts';
 import { eventually } from '../support/steady-load.ts';
+import { captureLogs } from '../support/captured-logs.ts';
 
 const database = proxiedTestDatabase();
 const tight = { connectTimeoutMs: 1000, statementTimeoutMs: 400 };
@@ -72,16 +71,7 @@ describe("a pool's reply bound", () => {
     }
   });
   it('reports one outage when a statement is sent, after it ended, on a connection given up during it', async () => {
-    const lines: string[] = [];
-    const logger = createLogger(
-      'warn',
-      new Writable({
-        write(chunk: Buffer, _encoding, done) {
-          lines.push(chunk.toString('utf8'));
-          done();
-        },
-      }),
-    );
+    const { logger, logs } = captureLogs('warn');
     const availability = new DatabaseAvailability(logger, () => probeDatabase(database.url, tight));
     const pool = boundedPool(tight, availability);
     const client = await pool.connect();
@@ -107,7 +97,7 @@ describe("a pool's reply bound", () => {
       );
       expect(databaseFailureOf(late)).toBe('unreachable');
       expect(availability.stats).toEqual({ available: true, outages: 1 });
-      expect(lines.filter((line) => line.includes('database unreachable'))).toHaveLength(1);
+      expect(logs.filter((log) => String(log.msg).startsWith('database unreachable'))).toHaveLength(1);
     } finally {
       client.release();
       availability.close();

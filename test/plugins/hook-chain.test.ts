@@ -1,24 +1,17 @@
 // The plugins' HTTP hooks run as one chain: in order, each seeing what the ones before it changed,
 // stopping at the first answer, and turning an exception into a 500 without internals.
-import { Writable } from 'node:stream';
 import { createGraphQLError } from '@graphql-tools/utils';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log.ts';
 import { chainHooks } from '../../src/plugins/hook-chain.ts';
 import type { ServerPlugin } from '../../src/plugins/server-context.ts';
+import { captureLogs } from '../support/captured-logs.ts';
 
 const schema = createSchema({ typeDefs: 'type Query { hello: String! }', resolvers: { Query: { hello: () => 'world' } } });
 
 function serve(plugins: ServerPlugin[]) {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  const yoga = createYoga({ schema, logging: false, plugins: chainHooks(plugins, { logger: createLogger('debug', sink) }) });
+  const { logger, logs: lines } = captureLogs('debug');
+  const yoga = createYoga({ schema, logging: false, plugins: chainHooks(plugins, { logger }) });
   return { yoga, lines };
 }
 

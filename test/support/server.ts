@@ -1,5 +1,4 @@
 // A real server on a free port against a fresh database, spoken to over HTTP like any client would.
-import { Writable } from 'node:stream';
 import { SignJWT } from 'jose';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { DatabaseAvailability } from '../../src/db/availability.ts';
@@ -9,7 +8,6 @@ import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { sqlOf } from '../../src/db/sql.ts';
 import { CursorCodec } from '../../src/pagination/cursor.ts';
 import { createApp } from '../../src/server.ts';
-import { createLogger } from '../../src/log.ts';
 import { openRateLimitCounter } from '../../src/rate-limit/open.ts';
 import { UsageRecorder } from '../../src/services/api-key-usage.ts';
 import { userTokenVerifier } from '../../src/services/user-tokens.ts';
@@ -22,6 +20,7 @@ import { metricsServed } from '../../src/telemetry/metrics-endpoint.ts';
 import { outboxFigures } from '../../src/webhooks/deliveries.ts';
 import { auditLog, usedCredential } from './credentials.ts';
 import { createTestDatabase } from './database.ts';
+import { captureLogs } from './captured-logs.ts';
 
 export interface GraphQLResponse<T = Record<string, unknown>> {
   status: number;
@@ -107,17 +106,7 @@ export async function startTestServer(
     rateLimit: { ...defaults.rateLimit, max: 1_000_000, unidentifiedMax: 1_000_000 },
     ...overrides,
   };
-  const logs: Record<string, unknown>[] = [];
-  const logger = createLogger(
-    'debug',
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        auditLog(chunk);
-        for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { logger, logs } = captureLogs('debug', auditLog);
   const statements: string[] = [];
   const bounds = databaseBounds(config);
   const availability = new DatabaseAvailability(logger, () => probeDatabase(serverUrl, bounds), 200);

@@ -1,15 +1,14 @@
 // The delivery worker, in the test's process, on a test server's database (or on that database reached
 // another way, through a fault-injecting proxy), logging into a list the test can read.
-import { Writable } from 'node:stream';
 import type { DeliveryConfig } from '../../src/config.ts';
 import { listen } from '../../src/db/notifications.ts';
 import { openOrm, type MikroORM } from '../../src/db/orm.ts';
 import { sqlOf } from '../../src/db/sql.ts';
-import { createLogger } from '../../src/log.ts';
 import { SecretBox } from '../../src/webhooks/secret-box.ts';
 import { DeliveryWorker } from '../../src/webhooks/worker.ts';
 import { DELIVERIES_CHANNEL } from '../../src/webhooks/delivery-notifier.ts';
 import { TEST_WEBHOOK_SECRET_KEY, type TestServer } from './server.ts';
+import { captureLogs } from './captured-logs.ts';
 
 /** Millisecond waits, so a whole schedule runs within a test. */
 export const TEST_DELIVERY: DeliveryConfig = { retryScheduleMs: [0, 40, 80, 120], timeoutMs: 1000, concurrency: 16, pollMs: 50 };
@@ -28,16 +27,7 @@ export async function startTestWorker(
   delivery: Partial<DeliveryConfig> = {},
   { databaseUrl }: { databaseUrl?: string } = {},
 ): Promise<TestWorker> {
-  const logs: Record<string, unknown>[] = [];
-  const logger = createLogger(
-    'info',
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString('utf8').split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { logger, logs } = captureLogs('info');
   // A pool of its own when the database is reached another way.
   const orm: MikroORM | undefined = databaseUrl ? await openOrm(databaseUrl, { poolMax: 4, bounds: BOUNDS, logger }) : undefined;
   const worker = new DeliveryWorker({
