@@ -4,28 +4,22 @@
 // seen waiting by the watch more than once but answered within the bound, is not cut short; and a
 // statement sent on a connection given up during an outage, once the outage has ended, fails without
 // being reported as a second outage.
-import pg from 'pg';
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { DatabaseAvailability } from '../../src/db/availability.ts';
-import { boundedConnectionOptions, guardPool, probeDatabase, watchReplies, type ConnectionBounds } from '../../src/db/connections.ts';
+import { boundedConnectionOptions, probeDatabase, type ConnectionBounds } from '../../src/db/connections.ts';
 import { databaseFailureOf } from '../../src/db/failures.ts';
 import { proxiedTestDatabase } from '../support/proxied-database.ts';
 import { eventually } from '../support/steady-load.ts';
 import { captureLogs } from '../support/captured-logs.ts';
+import { boundedPool as boundedTestPool } from '../support/bounded-pool.ts';
 
 const database = proxiedTestDatabase();
 const tight = { connectTimeoutMs: 1000, statementTimeoutMs: 400 };
 
-/** A pool set up as the service sets up its own (db/orm.ts). */
-function boundedPool(bounds: ConnectionBounds, availability?: DatabaseAvailability): pg.Pool {
-  const pool = new pg.Pool({ connectionString: database.url, max: 2, ...boundedConnectionOptions(bounds) });
-  guardPool(pool, availability);
-  watchReplies(pool, bounds);
-  // A connection closed under its client is reported on the pool; the service's pool has this
-  // listener from MikroORM.
-  pool.on('error', () => undefined);
-  return pool;
-}
+/** A pool set up as the service sets up its own, on the proxied database. */
+const boundedPool = (bounds: ConnectionBounds, availability?: DatabaseAvailability): pg.Pool =>
+  boundedTestPool(database.url, bounds, availability);
 
 describe("a pool's reply bound", () => {
   it('arms no timer per statement', () => {

@@ -9,6 +9,8 @@ export interface ProxiedDatabase {
   readonly proxy: TcpProxy;
   /** The database's URL through the proxy. */
   readonly url: string;
+  /** The database's own URL, past the proxy. */
+  readonly directUrl: string;
 }
 
 /** Set up before the file's tests and removed after them; read its fields inside a test. */
@@ -35,6 +37,9 @@ export function proxiedTestDatabase(): ProxiedDatabase {
     get url() {
       const { proxy: own, database: db } = ready();
       return own.proxiedUrl(db.url);
+    },
+    get directUrl() {
+      return ready().database.url;
     },
   };
 }

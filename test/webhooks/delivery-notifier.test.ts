@@ -1,6 +1,7 @@
 // Waking the delivery workers: a write that queued deliveries wakes them once it has committed, on
-// both faces and with an Idempotency-Key; a write that queued none does not; and however many writes
-// ask at once, one notification is on its way at a time.
+// both faces and with an Idempotency-Key; a write that queued none does not; however many writes ask
+// at once, one notification is on its way at a time; and one PostgreSQL does not answer is given up
+// within the bound, after which notifications go out again.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sql } from '../../src/db/sql.ts';
@@ -13,8 +14,13 @@ import { startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.ts';
 import { usedCredential } from '../support/credentials.ts';
 import { rest, type Order, type User } from '../support/rest.ts';
 import { eventually } from '../support/steady-load.ts';
+import { boundedPool } from '../support/bounded-pool.ts';
+import { captureLogs } from '../support/captured-logs.ts';
+import { proxiedTestDatabase } from '../support/proxied-database.ts';
 
 let rig: DeliveryRig;
+// A database of its own behind a proxy that can cut it off.
+const proxied = proxiedTestDatabase();
 
 beforeAll(async () => {
   // The worker polls once as it starts and then not for ten minutes: only a notification brings it
@@ -24,9 +30,9 @@ beforeAll(async () => {
 });
 afterAll(() => rig?.close());
 
-/** Notifications on the workers' channel, as a worker hears them. */
-async function listening(): Promise<{ heard: string[]; close(): Promise<void> }> {
-  const client = new pg.Client({ connectionString: rig.server.databaseUrl });
+/** Notifications on the workers' channel of a database (the rig's unless told), as a worker hears them. */
+async function listening(url = rig.server.databaseUrl): Promise<{ heard: string[]; close(): Promise<void> }> {
+  const client = new pg.Client({ connectionString: url });
   await client.connect();
   const heard: string[] = [];
   client.on('notification', (message) => {
@@ -119,24 +125,32 @@ describe('the notifier', () => {
     }
   });
 
-  it('neither throws nor stops when the database cannot be reached, and tries again on the next call', async () => {
-    const pool = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 500 });
-    pool.on('error', () => undefined);
-    let sent = 0;
-    const notifier = new DeliveryNotifier(new Sql(pool, () => sent++), createLogger('silent'));
+  it('gives up a notification PostgreSQL does not answer within the bound, and notifies again once it answers', async () => {
+    const listener = await listening(proxied.directUrl);
+    const { logger, logs } = captureLogs('debug');
+    const pool = boundedPool(proxied.url, { connectTimeoutMs: 1000, statementTimeoutMs: 400 });
+    const notifier = new DeliveryNotifier(new Sql(pool), logger);
+    const givenUp = () => logs.filter((log) => String(log.msg).startsWith('could not wake the delivery workers')).length;
     try {
-      notifier.notify();
-      expect(sent).toBe(1);
-      // The failed send ends; the next call sends again rather than waiting behind it.
+      await pool.query('select 1');
+      await proxied.proxy.set('blackhole');
+      // Never answered: given up after the reply bound (the statement timeout and a second), quietly.
+      expect(() => notifier.notify()).not.toThrow();
+      await eventually(() => givenUp() === 1, 'the unanswered notification given up', 10_000);
+      await proxied.proxy.set('pass');
+      // Calls while PostgreSQL is back reach the workers: the notifier did not stop at the failure.
       await eventually(
         () => {
           notifier.notify();
-          return sent >= 2;
+          return listener.heard.length > 0;
         },
-        'a second attempt',
+        'a notification once PostgreSQL answers',
         10_000,
       );
+      expect(listener.heard[0]).toBe('');
     } finally {
+      await proxied.proxy.set('pass');
+      await listener.close();
       await pool.end();
     }
   });
