@@ -53,6 +53,11 @@ export class ApiKeyVerifier {
   readonly #rows = new Map<string, CachedRow>();
   /** Prefixes of keys that exist; undefined until loaded (every prefix is then looked up). */
   #prefixes: Set<string> | undefined;
+  /**
+   * One set per reload under way: the prefixes heard of while it reads. Its read may predate them
+   * (a key committed after the read began), and the set it builds replaces the one they were added to.
+   */
+  readonly #reloads = new Set<Set<string>>();
   #toppedUpAt = 0;
   #timer: NodeJS.Timeout | undefined;
 
@@ -110,7 +115,7 @@ export class ApiKeyVerifier {
    */
   keysChanged(payload: string): void {
     if (isKeyPrefix(payload)) {
-      this.#prefixes?.add(payload);
+      this.#exists(payload);
       return;
     }
     this.#rows.clear();
@@ -120,9 +125,21 @@ export class ApiKeyVerifier {
   /** Reads the prefix of every key that can still verify. */
   async reload(): Promise<void> {
     const startedAt = Date.now();
-    const rows = await this.#em().execute<{ prefix: string }[]>('select prefix from api_keys where revoked_at is null');
-    this.#prefixes = new Set(rows.map((row) => row.prefix));
-    this.#toppedUpAt = startedAt;
+    const heard = new Set<string>();
+    this.#reloads.add(heard);
+    try {
+      const rows = await this.#em().execute<{ prefix: string }[]>('select prefix from api_keys where revoked_at is null');
+      this.#prefixes = new Set([...rows.map((row) => row.prefix), ...heard]);
+      this.#toppedUpAt = startedAt;
+    } finally {
+      this.#reloads.delete(heard);
+    }
+  }
+
+  /** Notes that a key with `prefix` exists, in the set in use and in those reloads are building. */
+  #exists(prefix: string): void {
+    this.#prefixes?.add(prefix);
+    for (const heard of this.#reloads) heard.add(prefix);
   }
 
   /** Adds the prefixes of keys created lately (a safety net for lost notifications). */
@@ -131,7 +148,7 @@ export class ApiKeyVerifier {
     const startedAt = Date.now();
     const since = new Date(this.#toppedUpAt - TOP_UP_OVERLAP_MS);
     const rows = await this.#em().execute<{ prefix: string }[]>('select prefix from api_keys where created_at >= ?', [since]);
-    for (const { prefix } of rows) this.#prefixes.add(prefix);
+    for (const { prefix } of rows) this.#exists(prefix);
     this.#toppedUpAt = startedAt;
   }
 
@@ -155,7 +172,7 @@ export class ApiKeyVerifier {
           },
       until: now + this.#options.ttlMs,
     };
-    this.#prefixes?.add(prefix);
+    this.#exists(prefix);
     if (this.#rows.size >= this.#options.maxEntries) this.#rows.delete(this.#rows.keys().next().value!);
     this.#rows.set(prefix, row);
     return row;

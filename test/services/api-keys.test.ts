@@ -198,6 +198,27 @@ describe('strangers', () => {
     }
   });
 
+  it('do not hide a key whose notification arrives while the prefixes are being reloaded', async () => {
+    // A reload follows every (re)connection of the notification channel, the first one included. A
+    // key committed after the reload's read, whose notification arrives before that read returns,
+    // is in neither; it must still verify at once, not after the next top-up.
+    const started = verifier(3_600_000);
+    await started.start();
+    try {
+      const issued = await em().transactional(async (tx) => {
+        const key = await createApiKey(tx, PEPPER, 'test', settings);
+        // The key is not committed yet: the reload's read cannot see it.
+        const reloading = started.reload();
+        started.keysChanged(key.key.prefix);
+        await reloading;
+        return key;
+      });
+      expect(await started.verify(issued.secret)).toMatchObject({ id: issued.key.id });
+    } finally {
+      started.stop();
+    }
+  });
+
   it('learn of keys created elsewhere through the notification channel', async () => {
     const started = verifier(3_600_000);
     await started.start();
