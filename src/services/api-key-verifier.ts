@@ -58,6 +58,11 @@ export class ApiKeyVerifier {
    * (a key committed after the read began), and the set it builds replaces the one they were added to.
    */
   readonly #reloads = new Set<Set<string>>();
+  /**
+   * Counts the changes heard of that empty the row cache. A row read while one arrived may predate
+   * it (a key revoked after the read), so it answers the request that read it but is not kept.
+   */
+  #changes = 0;
   #toppedUpAt = 0;
   #timer: NodeJS.Timeout | undefined;
 
@@ -119,6 +124,7 @@ export class ApiKeyVerifier {
       return;
     }
     this.#rows.clear();
+    this.#changes++;
     if (payload === '') void this.reload().catch(() => undefined);
   }
 
@@ -153,6 +159,7 @@ export class ApiKeyVerifier {
   }
 
   async #load(prefix: string, now: number): Promise<CachedRow | undefined> {
+    const changes = this.#changes;
     const found = await this.#em().findOne(ApiKey, { prefix });
     if (!found) return undefined;
     const row: CachedRow = {
@@ -173,6 +180,7 @@ export class ApiKeyVerifier {
       until: now + this.#options.ttlMs,
     };
     this.#exists(prefix);
+    if (changes !== this.#changes) return row;
     if (this.#rows.size >= this.#options.maxEntries) this.#rows.delete(this.#rows.keys().next().value!);
     this.#rows.set(prefix, row);
     return row;

@@ -104,6 +104,35 @@ describe('verifying keys', () => {
     }
   });
 
+  it('does not cache a key read before its revocation was heard of, while the read was on its way', async () => {
+    const { key, secret } = await createApiKey(em(), PEPPER, 'test', settings);
+    // The key's row is read (still valid), and its answer arrives only after the revocation's
+    // notification: the order in which a slow read and a revocation meet on a busy instance.
+    const read = Promise.withResolvers<void>();
+    const answered = Promise.withResolvers<void>();
+    const slowReads = () => {
+      const forked = em();
+      const findOne = forked.findOne.bind(forked);
+      forked.findOne = (async (...args: Parameters<typeof findOne>) => {
+        const row = await findOne(...args);
+        read.resolve();
+        await answered.promise;
+        return row;
+      }) as typeof forked.findOne;
+      return forked;
+    };
+    const cached = new ApiKeyVerifier(slowReads, PEPPER, { ttlMs: 3_600_000, maxEntries: 100 });
+    const during = cached.verify(secret);
+    await read.promise;
+    await revokeApiKey(em(), key.id);
+    cached.keysChanged(key.id);
+    answered.resolve();
+    // The request that began before the revocation is answered from what it read…
+    expect(await during).toBeDefined();
+    // …but what it read is not kept: the next request sees the revocation.
+    expect(await cached.verify(secret)).toBeUndefined();
+  });
+
   it('refuses an expired key, even from the cache', async () => {
     const expiresAt = new Date(Date.now() + 60_000);
     const { secret } = await createApiKey(em(), PEPPER, 'test', { ...settings, expiresAt });
