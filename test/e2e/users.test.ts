@@ -203,3 +203,33 @@ describe('deleteUser', () => {
     expect(firstError(again).extensions.code).toBe('NOT_FOUND');
   });
 });
+
+describe('several mutations in one document', () => {
+  it('run one after another, in the order written', async () => {
+    const user = await createUser();
+    const renamed = await server.gql<{ first: { name: string }; second: { name: string } }>(
+      `mutation ($id: ID!) {
+         first: updateUser(id: $id, input: { name: "First" }) { name }
+         second: updateUser(id: $id, input: { name: "Second" }) { name }
+       }`,
+      { id: user.id },
+    );
+    expect(renamed.body).toEqual({ data: { first: { name: 'First' }, second: { name: 'Second' } } });
+    expect(
+      (await server.gql<{ user: { name: string } }>('query ($id: ID!) { user(id: $id) { name } }', { id: user.id })).body.data,
+    ).toEqual({
+      user: { name: 'Second' },
+    });
+
+    // Run at once, the update could find the user still there; in order, it finds the user gone.
+    const late = await server.gql(
+      `mutation ($id: ID!) {
+         gone: deleteUser(id: $id)
+         late: updateUser(id: $id, input: { name: "Late" }) { name }
+       }`,
+      { id: user.id },
+    );
+    expect(firstError(late)).toMatchObject({ path: ['late'], extensions: { code: 'NOT_FOUND' } });
+    expect((await server.gql('query ($id: ID!) { user(id: $id) { id } }', { id: user.id })).body.data).toEqual({ user: null });
+  });
+});
