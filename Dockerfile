@@ -3,9 +3,11 @@
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY scripts/patch-dependencies.ts ./scripts/
 # Optional dependencies are the embedded PostgreSQL binaries, which the image does not use; no
-# production dependency needs an install script.
-RUN npm ci --omit=dev --omit=optional --ignore-scripts && npm cache clean --force
+# production dependency needs an install script. The project's own fixes to dependencies are
+# applied explicitly (scripts/patch-dependencies.ts; `postinstall` elsewhere).
+RUN npm ci --omit=dev --omit=optional --ignore-scripts && node scripts/patch-dependencies.ts && npm cache clean --force
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production PORT=4000 HOST=0.0.0.0
