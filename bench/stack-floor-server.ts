@@ -3,7 +3,8 @@
 // the same single statement raw pg sends; and the envelop plugins the product must run on every
 // request, as it configures them: graphql-armor's document limits and @envelop/rate-limiter (with a
 // store that decides nothing, the cheapest there can be), which the stack prescribes, and yoga's
-// Prometheus plugin timing GraphQL's phases, which the metrics require. None of Portico's own code
+// Prometheus plugin timing GraphQL's phases, which the metrics require (Portico times the same
+// series with hooks of its own, plugins/phase-metrics.ts, which cost less). None of Portico's own code
 // runs: no keys, no usage counts, no cost walk, no logging, no Problem Details, and none of the ways
 // Portico cuts those libraries' cost (the rate limiter shown only the operation's root fields, the
 // cached document restored after it). What this server costs per request is what the stack costs
@@ -22,12 +23,34 @@ import { useGraphQlJit } from '@envelop/graphql-jit';
 import { Store, useRateLimiter } from '@envelop/rate-limiter';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
-import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
+import { usePrometheus, type PrometheusTracingPluginConfig } from '@graphql-yoga/plugin-prometheus';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import pg from 'pg';
 import { Registry } from 'prom-client';
 import { loadConfig } from '../src/config.ts';
-import { graphqlPhaseMetrics } from '../src/telemetry/metrics.ts';
+
+/** yoga's Prometheus plugin timing GraphQL's three phases alone, by operation type. */
+function phaseMetricsOnly(registry: Registry): PrometheusTracingPluginConfig {
+  return {
+    registry,
+    endpoint: false,
+    metrics: {
+      graphql_envelop_phase_parse: true,
+      graphql_envelop_phase_validate: true,
+      graphql_envelop_phase_execute: true,
+      graphql_envelop_request: false,
+      graphql_envelop_request_duration: false,
+      graphql_envelop_request_time_summary: false,
+      graphql_envelop_phase_context: false,
+      graphql_envelop_error_result: false,
+      graphql_envelop_deprecated_field: false,
+      graphql_envelop_schema_change: false,
+      graphql_envelop_phase_subscribe: false,
+      graphql_yoga_http_duration: false,
+    },
+    labels: { operationName: false },
+  };
+}
 
 const [url, port, poolMax] = process.argv.slice(2);
 const pool = new pg.Pool({ connectionString: url, max: Number(poolMax) });
@@ -94,7 +117,7 @@ const available: Record<string, () => object> = {
       ],
       store: new AdmitAll(),
     }),
-  prometheus: () => usePrometheus(graphqlPhaseMetrics(new Registry())),
+  prometheus: () => usePrometheus(phaseMetricsOnly(new Registry())),
   jit: () => useGraphQlJit(),
 };
 const plugins = Object.entries(available).flatMap(([name, make]) => (chosen.has(name) ? [library(make())] : []));

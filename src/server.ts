@@ -46,10 +46,10 @@ import { useApiDocs } from './rest/docs.ts';
 import { useOpenApiDocument } from './rest/openapi.ts';
 import { useServiceIndex } from './plugins/service-index.ts';
 import { requestContext, requestIdFrom, type RequestContext } from './request-context.ts';
-import { graphqlPhaseMetrics, type Metrics } from './telemetry/metrics.ts';
+import type { Metrics } from './telemetry/metrics.ts';
+import { usePhaseMetrics } from './plugins/phase-metrics.ts';
 import { answerMetrics, metricsOnServicePort } from './telemetry/metrics-endpoint.ts';
 import { useOperationLabels } from './plugins/operation-label.ts';
-import { usePrometheus } from '@graphql-yoga/plugin-prometheus';
 import { serveTraced } from './telemetry/server-span.ts';
 import { StartupError } from './errors.ts';
 import { VERSION } from './version.ts';
@@ -189,8 +189,8 @@ export function createApp(dependencies: AppDependencies): App {
         useUsageCounting(usage),
         useOperationLabels(),
         ...useGraphQLTracing(config.tracing),
-        // GraphQL's phases timed by yoga's own plugin, where metrics are served.
-        ...(metrics.served ? [fromLibrary(usePrometheus(graphqlPhaseMetrics(metrics.registry)))] : []),
+        // GraphQL's phases timed, where metrics are served.
+        ...(metrics.served ? [usePhaseMetrics(metrics.graphqlPhases)] : []),
         useValidationErrorCodes(),
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.

@@ -2,64 +2,16 @@
 // buckets live here; the parts that see an event count it, and figures that are state (pool, rate
 // limit store, outbox) are read when Prometheus scrapes. Every label takes a bounded set of values:
 // no key ids, user ids, URLs or operation names a client chose.
-import { createHistogram, type PrometheusTracingPluginConfig } from '@graphql-yoga/plugin-prometheus';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Which face a request came in on; `other` is probes, documents and paths nothing serves. */
 export type Face = 'graphql' | 'rest' | 'other';
 
-/**
- * One phase's histogram as the plugin makes it when told `true` (its name, help and default buckets,
- * labelled by operation type), with a label function of its own: the plugin's copies and filters its
- * whole label set at every observation (Object.entries, filter, fromEntries), which was about a
- * third of what timing the phases cost a request.
- */
-function phaseHistogram<Phase>(registry: Registry, name: string, help: string) {
-  return createHistogram<Phase, 'operationType'>({
-    registry,
-    histogram: { name, help, labelNames: ['operationType'] },
-    // `undefined` when the document did not parse, as the plugin's own function writes it.
-    fillLabelsFn: (params) => ({ operationType: String(params.operationType) }),
-  });
-}
-
-/**
- * What yoga's Prometheus plugin records into `registry`: GraphQL's phases (parse, validate, execute)
- * alone. Requests by face are counted in the HTTP shell, which sees both faces; operation names are
- * the client's choice, so they are no label.
- */
-export function graphqlPhaseMetrics(registry: Registry): PrometheusTracingPluginConfig {
-  return {
-    registry,
-    endpoint: false,
-    metrics: {
-      graphql_envelop_phase_parse: phaseHistogram(
-        registry,
-        'graphql_envelop_phase_parse',
-        'Time spent on running GraphQL "parse" function',
-      ),
-      graphql_envelop_phase_validate: phaseHistogram(
-        registry,
-        'graphql_envelop_phase_validate',
-        'Time spent on running GraphQL "validate" function',
-      ),
-      graphql_envelop_phase_execute: phaseHistogram(
-        registry,
-        'graphql_envelop_phase_execute',
-        'Time spent on running the GraphQL "execute" function',
-      ),
-      graphql_envelop_request: false,
-      graphql_envelop_request_duration: false,
-      graphql_envelop_request_time_summary: false,
-      graphql_envelop_phase_context: false,
-      graphql_envelop_error_result: false,
-      graphql_envelop_deprecated_field: false,
-      graphql_envelop_schema_change: false,
-      graphql_envelop_phase_subscribe: false,
-      graphql_yoga_http_duration: false,
-    },
-    labels: { operationName: false },
-  };
+/** GraphQL's phases, each a histogram by operation type (plugins/phase-metrics.ts times them). */
+export interface PhaseHistograms {
+  parse: Histogram<'operationType'>;
+  validate: Histogram<'operationType'>;
+  execute: Histogram<'operationType'>;
 }
 
 /** Request latency, in seconds: from a cache-warm read (a few ms) to the request deadline. */
@@ -110,6 +62,16 @@ export class Metrics {
     help: 'Requests being handled now.',
     registers: [this.registry],
   });
+
+  /**
+   * GraphQL's phases, in the series yoga's Prometheus plugin exposes: its names, help, prom-client's
+   * default buckets (the plugin's) and its one label; timed by plugins/phase-metrics.ts.
+   */
+  readonly graphqlPhases: PhaseHistograms = {
+    parse: this.#phase('graphql_envelop_phase_parse', 'Time spent on running GraphQL "parse" function'),
+    validate: this.#phase('graphql_envelop_phase_validate', 'Time spent on running GraphQL "validate" function'),
+    execute: this.#phase('graphql_envelop_phase_execute', 'Time spent on running the GraphQL "execute" function'),
+  };
 
   readonly documentRefusals = new Counter({
     name: 'portico_graphql_document_refusals_total',
@@ -244,6 +206,10 @@ export class Metrics {
   /** Where the state figures come from; a process sets those it has (an API-only process has no outbox reader of its own). */
   measure(sources: MetricSources): void {
     Object.assign(this.#sources, sources);
+  }
+
+  #phase(name: string, help: string) {
+    return new Histogram({ name, help, labelNames: ['operationType'] as const, registers: [this.registry] });
   }
 
   /** A request ended (answered, or abandoned by its client): counted once, by what it turned out to be. */

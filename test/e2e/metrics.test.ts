@@ -135,8 +135,38 @@ describe('what the metrics count', () => {
     ).toBeGreaterThanOrEqual(1);
     expect(text).not.toContain('SecretOperationName123');
     expect(text).not.toContain(server.apiKey.slice(0, 12));
-    // yoga's plugin times GraphQL's phases.
-    expect(Number(/^graphql_envelop_phase_execute_count\{operationType="query"\} (\d+)$/m.exec(text)?.[1])).toBeGreaterThanOrEqual(1);
+  });
+
+  it("times GraphQL's phases by operation type, in fractions of a millisecond", async () => {
+    const phases = async () => {
+      const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      // A histogram's labelled series, read from the text (the parser folds them together).
+      const read = (phase: string, part: 'count' | 'sum', operationType: string) =>
+        Number(
+          new RegExp(`^graphql_envelop_phase_${phase}_${part}\\{operationType="${operationType}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0,
+        );
+      return { text, read };
+    };
+    const before = await phases();
+    // A document of its own, so its parse and validation are not yet cached.
+    await server.gql(`query PhasesTimed { users(first: 1) { edges { node { id name } } } }`);
+    await server.gql(`mutation { createUser(input: { name: "Phased", email: "phased-${Date.now()}@example.com" }) { id } }`);
+    await server.gql('{ users(first: 1) {');
+    const after = await phases();
+    const grew = (phase: string, part: 'count' | 'sum', operationType: string) =>
+      after.read(phase, part, operationType) - before.read(phase, part, operationType);
+    for (const phase of ['parse', 'validate', 'execute']) {
+      expect(grew(phase, 'count', 'query'), phase).toBe(1);
+      expect(grew(phase, 'count', 'mutation'), phase).toBe(1);
+      // Timed in microseconds: a parse or validation of a few fields takes well under a millisecond,
+      // which whole milliseconds would count as 0.
+      expect(grew(phase, 'sum', 'query'), phase).toBeGreaterThan(0);
+    }
+    // A document that does not parse: timed, with no operation type, and never validated or run.
+    expect(grew('parse', 'count', 'undefined')).toBe(1);
+    expect(grew('validate', 'count', 'undefined')).toBe(0);
+    expect(after.text).toContain('# HELP graphql_envelop_phase_parse Time spent on running GraphQL "parse" function');
+    expect(after.text).toMatch(/^graphql_envelop_phase_execute_bucket\{le="0.005",operationType="query"\} \d+$/m);
   });
 
   it('counts documents refused by each limit', async () => {
