@@ -14,7 +14,7 @@ ENV NODE_ENV=production PORT=4000 HOST=0.0.0.0
 # V8 sizes its heap for the machine's memory, not for what the service holds (about 60 MB live under
 # load): young-generation semispaces of 64 MB and an old generation left to grow fourfold before it
 # is collected. These hold the resident set under 250 MB under load instead of about 430, at the
-# same throughput (README, "Memory"). The old-space figure is a ceiling that also sets how eagerly
+# same throughput (bench/FINDINGS.md, "Memory"). The old-space figure is a ceiling that also sets how eagerly
 # V8 collects; lower it to about three quarters of a container's memory when that is under 2 GB.
 # Set NODE_OPTIONS at run time to replace them.
 ENV NODE_OPTIONS="--max-semi-space-size=16 --max-old-space-size=1536"
