@@ -48,6 +48,7 @@ import { useServiceIndex } from './plugins/service-index.ts';
 import { requestContext, requestIdFrom, type RequestContext } from './request-context.ts';
 import type { Metrics } from './telemetry/metrics.ts';
 import { usePhaseMetrics } from './plugins/phase-metrics.ts';
+import { useValidationCache } from './plugins/validation-cache.ts';
 import { answerMetrics, metricsOnServicePort } from './telemetry/metrics-endpoint.ts';
 import { useOperationLabels } from './plugins/operation-label.ts';
 import { serveTraced } from './telemetry/server-span.ts';
@@ -106,6 +107,8 @@ export function createApp(dependencies: AppDependencies): App {
     multipart: false,
     // Bounded by useBodyLimit instead: refused with 413 before parsing; documents are bounded further by the token limit.
     maxRequestBodySize: false,
+    // Parsed documents stay cached by yoga; validation results are cached by useValidationCache.
+    parserAndValidationCache: { validationCache: false },
     // Callers are backends; a browser app may call only from an origin listed in CORS_ORIGINS. Keys
     // travel in headers, never cookies, so credentials are not allowed.
     cors: (request) => {
@@ -191,6 +194,7 @@ export function createApp(dependencies: AppDependencies): App {
         ...useGraphQLTracing(config.tracing),
         // GraphQL's phases timed, where metrics are served.
         ...(metrics.served ? [usePhaseMetrics(metrics.graphqlPhases)] : []),
+        useValidationCache(),
         useValidationErrorCodes(),
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.
