@@ -442,7 +442,12 @@ describe('failures of the worker and the database', () => {
 
   it('two workers share one queue: every delivery made, none attempted twice at once', { timeout: 120_000 }, () =>
     apart(async (isolated, own) => {
-      const workers = [await startTestWorker(isolated), await startTestWorker(isolated)];
+      // A claim lasts the attempt's time-out and as long again (at least 1 s) for its outcome to be
+      // recorded; with the tests' 1 s time-out, a database slow to commit under this load (seen on a
+      // PostgreSQL with fsync on a slow disk) recorded some successes after their claim had lapsed, and
+      // the other worker sent them again. The production default (10 s) leaves 10 s; 5 s here.
+      const lease = { timeoutMs: 5000 };
+      const workers = [await startTestWorker(isolated, lease), await startTestWorker(isolated, lease)];
       try {
         const endpoints: Endpoint[] = [];
         for (let i = 0; i < 4; i++) endpoints.push(await register(isolated, own, ['ORDER_CREATED']));
