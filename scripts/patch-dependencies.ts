@@ -9,7 +9,7 @@
 // bare schema, run in a loop, a mutation had 2.0% of what it allocated promoted to the old
 // generation and a query 0.1%; with the two functions made once and shared, 0.1%. In Portico,
 // `createOrder` promoted 7.9% of its allocation (2.9% with this patch), and the full collections
-// that promotion brought on set its p99 (README, Benchmarks, "The tail of `createOrder`"). Shared,
+// that promotion brought on set its p99 (bench/FINDINGS.md, "The tail of `createOrder`"). Shared,
 // the functions do exactly what graphql-jit's own do.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
