@@ -14,9 +14,17 @@
 // empty, scanned every event ever written on every write, and writes with a subscribed endpoint fell
 // from 2,557 to 791 a second within 25 s (with the scan off, 6,080 a second throughout). Every access
 // path has its index; a table with none is still read whole (small ones, such as webhook_endpoints).
+//
+// And no statement is compiled by PostgreSQL's JIT. Before PostgreSQL 18, a plan that still scans a
+// table with sequential scans off carries a penalty of 10^10 in its cost, far above the JIT's
+// thresholds, so where the server has JIT (most packaged builds of 11–17 do, and it is on by
+// default) every write, whose event is matched against webhook_endpoints, was compiled afresh on
+// each run: 110 ms of LLVM per `createOrder` on PostgreSQL 15, where the statement itself takes
+// 0.2, and 50 writes at a time queued for the pool until they answered 503. The JIT pays only for
+// long analytical queries; every statement here reads or writes a few rows by index.
 import type pg from 'pg';
 
-const GENERIC_PLANS = 'set plan_cache_mode = force_generic_plan; set enable_seqscan = off';
+const GENERIC_PLANS = 'set plan_cache_mode = force_generic_plan; set enable_seqscan = off; set jit = off';
 
 /**
  * The pool's hook for a connection it just opened: it hands the connection out once this resolves,

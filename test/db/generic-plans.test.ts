@@ -114,3 +114,27 @@ describe("a pooled connection's plans", () => {
     }
   });
 });
+
+describe("a pooled connection's statements", () => {
+  it('are never compiled by the JIT, which a sequential scan left in a plan would trigger on every run before PostgreSQL 18', async () => {
+    const em = server.orm.em.fork();
+    await em.begin();
+    try {
+      // The JIT's thresholds at their lowest, so that any plan would be compiled where the server has a JIT.
+      await runPrepared(em, 'set local jit_above_cost = 0; set local jit_inline_above_cost = 0; set local jit_optimize_above_cost = 0', []);
+      const [setting] = await runPrepared<{ jit: string }>(em, "select current_setting('jit') as jit", []);
+      expect(setting?.jit).toBe('off');
+      // What every write runs: its event matched against webhook_endpoints, a table read whole.
+      const [explained] = await runPrepared<{ 'QUERY PLAN': { Plan: unknown; JIT?: unknown }[] }>(
+        em,
+        `explain (analyze, format json) select count(*) from webhook_endpoints endpoint
+         where endpoint.enabled and (endpoint.event_types is null or 'order.created' = any(endpoint.event_types))`,
+        [],
+      );
+      expect(explained?.['QUERY PLAN'][0]?.Plan).toBeDefined();
+      expect(explained?.['QUERY PLAN'][0]?.JIT).toBeUndefined();
+    } finally {
+      await em.rollback();
+    }
+  });
+});
