@@ -17,12 +17,26 @@ import type { ServerPlugin } from './server-context.ts';
 
 const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
 
-/** A request URL fit for logs: an `api_key` query value is masked. */
+/**
+ * A request URL fit for logs: an `api_key` query value is masked. Names are compared decoded, as
+ * URLSearchParams reads them to find the key (`api%5Fkey` is `api_key` too).
+ */
 export function scrubbedUrl(url: string): string {
-  return url.replace(
-    /([?&]api_key=)([^&#]*)/g,
-    (_, name: string, value: string) => name + encodeURIComponent(maskKeySecret(decodeComponent(value))),
-  );
+  const query = url.indexOf('?');
+  if (query < 0) return url;
+  const fragment = url.indexOf('#', query);
+  const end = fragment < 0 ? url.length : fragment;
+  const parameters = url.slice(query + 1, end).split('&');
+  let masked = false;
+  for (let i = 0; i < parameters.length; i++) {
+    const parameter = parameters[i]!;
+    const equals = parameter.indexOf('=');
+    if (equals < 0 || decodeComponent(parameter.slice(0, equals).replaceAll('+', ' ')) !== 'api_key') continue;
+    const value = decodeComponent(parameter.slice(equals + 1).replaceAll('+', ' '));
+    parameters[i] = `${parameter.slice(0, equals + 1)}${encodeURIComponent(maskKeySecret(value))}`;
+    masked = true;
+  }
+  return masked ? `${url.slice(0, query + 1)}${parameters.join('&')}${url.slice(end)}` : url;
 }
 
 /** Budget of requests without a valid key, per client address (see useApiKeys). */

@@ -209,6 +209,15 @@ describe('the api_key query parameter', () => {
     // A GraphQL GET with the key only in its URL is what a cross-site page could send: refused (CSRF).
     expect((await fetch(`${server.url}/graphql?query=${encodeURIComponent(USERS)}&api_key=${secret}`)).status).toBe(403);
   });
+
+  it('is masked in the log however its name is spelled: the server decodes the name, so the log must too', async () => {
+    const secret = await key();
+    for (const name of ['api%5Fkey', '%61pi_key', 'api%5fkey']) {
+      const response = await fetch(`${server.url}/users?limit=1&${name}=${secret}`);
+      expect(response.status, name).toBe(200);
+    }
+    expect(server.logs.filter((line) => JSON.stringify(line).includes(secret))).toEqual([]);
+  });
 });
 
 describe('usage', () => {

@@ -7,4 +7,7 @@ it('masks api_key values in logged URLs, even malformed ones', () => {
   );
   expect(scrubbedUrl('/users?api_key=%E0%A4%A')).toBe(`/users?api_key=${encodeURIComponent('[not a key]')}`);
   expect(scrubbedUrl('/users?limit=1')).toBe('/users?limit=1');
+  // However the name is escaped, as URLSearchParams decodes it to find the key.
+  for (const name of ['api%5Fkey', '%61pi_key', 'api%5fkey'])
+    expect(scrubbedUrl(`/users?${name}=${key}#top`)).toBe(`/users?${name}=${encodeURIComponent('pk_test_0AzhYa1Q…bVrF')}#top`);
 });
