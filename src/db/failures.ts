@@ -11,8 +11,12 @@ export const REFUSED_CLAIM = { inUse: 'PI409', recorded: 'PI200' } as const;
 /** PostgreSQL's "canceling statement due to statement timeout". */
 const QUERY_CANCELED = '57014';
 
-/** SQLSTATEs meaning the session or server went away: connection exceptions (class 08), shutdowns, no slots. */
-const UNREACHABLE_STATES = /^(08|57P0[1-3]$|53300$|25P03$)/;
+/**
+ * SQLSTATEs meaning the session or server went away: connection exceptions (class 08), shutdowns, no
+ * slots. Not a protocol violation (08P01): PostgreSQL answered it, refusing a message it could not
+ * read (a NUL in a text value, say), which is a bug to report, not an outage to wait out.
+ */
+const UNREACHABLE_STATES = /^(08(?!P01$)|57P0[1-3]$|53300$|25P03$)/;
 
 /** Socket errors of a connection that could not be made or was lost. */
 const UNREACHABLE_ERRNOS = new Set([

@@ -39,16 +39,20 @@ export class InputCheck {
   }
 
   /**
-   * Text a person typed, as PostgreSQL can store it and as it compares: well-formed Unicode (a lone
-   * surrogate would be stored as U+FFFD), no control characters (PostgreSQL refuses NUL outright),
-   * and NFC-normalised, so that the same characters typed two ways are one value. Surrounding
-   * whitespace is dropped first.
+   * Text as PostgreSQL can store it exactly as sent: well-formed Unicode (a lone surrogate would be
+   * stored as U+FFFD) and no control characters (PostgreSQL refuses NUL outright, as a malformed
+   * message). Surrounding whitespace is dropped first.
    */
-  #text(field: string, value: string): string | undefined {
+  storable(field: string, value: string): string | undefined {
     const text = value.trim();
     if (!text.isWellFormed()) return this.fail(field, 'must be well-formed Unicode text (it holds a lone surrogate)');
     if (CONTROL_CHARACTER.test(text)) return this.fail(field, 'must not contain control characters such as NUL or line breaks');
-    return text.normalize('NFC');
+    return text;
+  }
+
+  /** Text a person typed: storable, and NFC-normalised, so that the same characters typed two ways are one value. */
+  text(field: string, value: string): string | undefined {
+    return this.storable(field, value)?.normalize('NFC');
   }
 
   /** A value that must be given: absent is "required", null (a PATCH clearing it) "cannot be null". */
@@ -60,7 +64,7 @@ export class InputCheck {
 
   name(field: string, value: string | null | undefined): string | undefined {
     if (!this.#present(field, value)) return undefined;
-    const name = this.#text(field, value);
+    const name = this.text(field, value);
     if (name === undefined) return undefined;
     const length = [...name].length;
     if (length === 0) return this.fail(field, 'must not be blank');
@@ -70,7 +74,7 @@ export class InputCheck {
 
   email(field: string, value: string | null | undefined): string | undefined {
     if (!this.#present(field, value)) return undefined;
-    const email = this.#text(field, value);
+    const email = this.text(field, value);
     if (email === undefined) return undefined;
     // Invisible characters would make two addresses that look alike distinct accounts.
     if (INVISIBLE_CHARACTER.test(email)) return this.fail(field, 'must not contain invisible characters such as zero-width spaces');

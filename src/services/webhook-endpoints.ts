@@ -115,9 +115,11 @@ async function checkFields(settings: WebhookSettings, input: EndpointFields, cre
   const fields: CheckedFields = {};
   if (input.url === null || (creating && input.url === undefined)) check.fail('url', input.url === null ? 'cannot be null' : 'is required');
   else if (input.url !== undefined) {
-    const refusal = await urlRefusal(input.url.trim(), settings.urlPolicy, settings.resolve);
+    // Stored as sent, so it must be storable first: the URL parser would quietly escape what is not.
+    const url = check.storable('url', input.url);
+    const refusal = url === undefined ? undefined : await urlRefusal(url, settings.urlPolicy, settings.resolve);
     if (refusal) check.fail('url', refusal);
-    else fields.url = input.url.trim();
+    else if (url !== undefined) fields.url = url;
   }
   if (input.events === null) fields.events = null;
   else if (input.events !== undefined) {
@@ -130,7 +132,7 @@ async function checkFields(settings: WebhookSettings, input: EndpointFields, cre
     fields.events = [...events];
   }
   if (input.description !== undefined) {
-    const description = input.description?.trim() || null;
+    const description = (input.description === null ? '' : check.text('description', input.description)) || null;
     if (description !== null && [...description].length > DESCRIPTION_MAX_LENGTH) {
       check.fail('description', `must be at most ${DESCRIPTION_MAX_LENGTH} characters`);
     }

@@ -50,3 +50,21 @@ describe('setting up a new connection', () => {
     }
   });
 });
+
+describe('a message PostgreSQL cannot read', () => {
+  it('is refused as a protocol violation, which is a bug to report, not the database gone', async () => {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      // A NUL inside a statement's text ends it early as PostgreSQL reads the message.
+      const failure = await client.query("select 'a\u0000b'").then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toMatchObject({ code: '08P01' });
+      expect(databaseFailureOf(failure)).toBeUndefined();
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  });
+});

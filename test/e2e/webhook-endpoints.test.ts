@@ -263,6 +263,40 @@ describe('the SSRF guard', () => {
       await production.close();
     }
   });
+
+  it('refuses text PostgreSQL cannot store as sent (NUL, lone surrogates, control characters) with 400, on both faces, and changes nothing', async () => {
+    const key = await newKey();
+    const endpoint = await register(key, { description: 'Kept' });
+    for (const [json, field] of [
+      [{ url: RECEIVER, description: 'a\u0000b' }, 'description'],
+      [{ url: RECEIVER, description: 'a\ud800b' }, 'description'],
+      [{ url: `${RECEIVER}/a\u0000b` }, 'url'],
+      [{ url: `${RECEIVER}/a\ud800b` }, 'url'],
+      [{ url: `${RECEIVER}/a\u0001b` }, 'url'],
+    ] as const) {
+      const created = await rest(server, 'POST', '/webhook-endpoints', { json, headers: { 'x-api-key': key } });
+      expect(expectProblem(created, 400, 'invalid-input', '/webhook-endpoints').errors?.map((error) => error.field)).toEqual([field]);
+      const changed = await rest(server, 'PATCH', `/webhook-endpoints/${endpoint.id}`, {
+        json: { [field]: json[field] },
+        contentType: 'application/merge-patch+json',
+        headers: { 'x-api-key': key },
+      });
+      expect(expectProblem(changed, 400, 'invalid-input', `/webhook-endpoints/${endpoint.id}`).errors?.map((error) => error.field)).toEqual(
+        [field],
+      );
+    }
+    const graphql = await server.gql<{ createWebhookEndpoint: unknown }>(
+      'mutation ($input: CreateWebhookEndpointInput!) { createWebhookEndpoint(input: $input) { secret } }',
+      { input: { url: RECEIVER, description: 'a\u0000b' } },
+      { 'x-api-key': key },
+    );
+    expect(graphql.body.errors?.[0]?.extensions.code).toBe('BAD_USER_INPUT');
+    const kept = await rest<Endpoint>(server, 'GET', `/webhook-endpoints/${endpoint.id}`, { headers: { 'x-api-key': key } });
+    expect(kept.body).toMatchObject({ url: RECEIVER, description: 'Kept' });
+    // The database answered every time: nothing here is an outage.
+    expect((await fetch(`${server.url}/ready`)).status).toBe(200);
+    expect(server.logs.filter((line) => String(line.msg).startsWith('database unreachable'))).toEqual([]);
+  });
 });
 
 describe('managing endpoints', () => {
