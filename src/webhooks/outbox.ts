@@ -17,10 +17,16 @@ const event = (first: number) =>
 /** Deliveries inserted by `insert` (returning a row each), counted: the statement's one row. */
 const counted = (insert: string) => `queued as (${insert} returning 1) select count(*)::int as queued from queued`;
 
-/** The fan-out: a delivery of the event for every enabled endpoint subscribed to its type. */
+/**
+ * The fan-out: a delivery of the event for every enabled endpoint subscribed to its type. Each
+ * endpoint is locked as its foreign key would lock it, but while it is read: an endpoint deleted
+ * (or disabled) by a transaction that committed after this statement began is then skipped, where
+ * the foreign key's own check, later, would fail the whole write.
+ */
 const DELIVERIES = counted(`insert into webhook_deliveries (event_id, endpoint_id)
    select event.id, endpoint.id from event
-   join webhook_endpoints endpoint on endpoint.enabled and (endpoint.event_types is null or event.type = any(endpoint.event_types))`);
+   join webhook_endpoints endpoint on endpoint.enabled and (endpoint.event_types is null or event.type = any(endpoint.event_types))
+   for key share of endpoint`);
 
 /** An event and its deliveries, in one statement. */
 const RECORD_EVENT = prepared('outbox_record_event', `with ${event(1)}, ${DELIVERIES}`);
@@ -28,7 +34,9 @@ const RECORD_EVENT = prepared('outbox_record_event', `with ${event(1)}, ${DELIVE
 /** A ping, delivered to one endpoint only. */
 const QUEUE_PING = prepared(
   'outbox_queue_ping',
-  `with ${event(1)}, ${counted('insert into webhook_deliveries (event_id, endpoint_id) select event.id, $6 from event')}`,
+  `with ${event(1)}, ${counted(
+    'insert into webhook_deliveries (event_id, endpoint_id) select event.id, endpoint.id from event, webhook_endpoints endpoint where endpoint.id = $6 for key share of endpoint',
+  )}`,
 );
 
 /** Runs an outbox statement, and notes on the request when it queued deliveries. */

@@ -464,4 +464,26 @@ describe('fan-out', () => {
     expect(await queuedFor(disabled.id)).toEqual(['ping']);
     expect(await queuedFor(latecomer.id)).toEqual(['ping', 'user.deleted']);
   });
+
+  it('lets writes go on while endpoints are deleted: an endpoint deleted as an event is recorded is skipped, not an error', async () => {
+    const key = await newKey();
+    const user = await rest<User>(server, 'POST', '/users', { json: { name: 'Racing', email: `racing-${Date.now()}@example.com` } });
+    let churning = true;
+    const statuses: number[] = [];
+    const writer = async () => {
+      while (churning) statuses.push((await rest(server, 'POST', `/users/${user.body.id}/orders`, { json: { total: 1 } })).status);
+    };
+    const writers = [writer(), writer(), writer()];
+    try {
+      for (let i = 0; i < 40; i++) {
+        const endpoint = await register(key);
+        expect((await rest(server, 'DELETE', `/webhook-endpoints/${endpoint.id}`, { headers: { 'x-api-key': key } })).status).toBe(204);
+      }
+    } finally {
+      churning = false;
+      await Promise.all(writers);
+    }
+    expect(statuses.length).toBeGreaterThan(40);
+    expect(statuses.filter((status) => status !== 201)).toEqual([]);
+  });
 });
