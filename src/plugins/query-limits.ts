@@ -12,7 +12,9 @@ import {
   getOperationAST,
   isCompositeType,
   type DocumentNode,
+  type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLField,
   type GraphQLCompositeType,
   type GraphQLSchema,
   type SelectionSetNode,
@@ -25,7 +27,10 @@ import { executionArgs, fromLibrary, type ServerPlugin } from './server-context.
 
 /** Fields whose size is fixed rather than chosen by an argument. */
 const FIXED_SIZES: ReadonlyMap<string, number> = new Map([['Query.orders', ORDERS_BY_USER_MAX]]);
-const SIZE_ARGUMENTS = ['first', 'limit'];
+/** Arguments that choose how many items a list field returns: a page's size, forwards or backwards. */
+const SIZE_ARGUMENTS = ['first', 'last', 'limit'];
+/** Arguments listing what a field looks up (`nodes(ids:)`): it returns as many items as they name. */
+const LOOKUP_ARGUMENTS = ['ids'];
 
 /**
  * The page size a field asks for (or would get by default), at most the largest any list allows: a
@@ -37,8 +42,34 @@ function sizeOf(given: unknown): number {
 }
 
 /**
- * Each field costs 1; a paged field (one that takes `first` or `limit`) multiplies what is selected
- * below it by its page size, so `users(first: 100) { edges { node { orders(limit: 100) { id } } } }`
+ * How many items a field returns, as its arguments ask: the larger of `first` and `last` or its
+ * `limit`, or the field's default page; as many as a look-up's ids; otherwise its fixed size or 1.
+ */
+function fieldSize(
+  field: GraphQLField<unknown, unknown>,
+  parent: GraphQLCompositeType,
+  selection: FieldNode,
+  variables: Record<string, unknown>,
+): number {
+  const paged = field.args.some((arg) => SIZE_ARGUMENTS.includes(arg.name));
+  const lookup = field.args.find((arg) => LOOKUP_ARGUMENTS.includes(arg.name));
+  if (!paged && !lookup) return FIXED_SIZES.get(`${parent.name}.${field.name}`) ?? 1;
+  const values = getArgumentValues(field, selection, variables);
+  if (lookup) {
+    const ids = values[lookup.name];
+    return Array.isArray(ids) ? ids.length : 1;
+  }
+  let size: number | undefined;
+  for (const name of SIZE_ARGUMENTS) {
+    const given = values[name];
+    if (typeof given === 'number') size = Math.max(size ?? 0, given);
+  }
+  return sizeOf(size);
+}
+
+/**
+ * Each field costs 1; a paged field (one that takes `first`, `last` or `limit`) multiplies what is
+ * selected below it by its page size, and a look-up by the ids it names, so `users(first: 100) { edges { node { orders(limit: 100) { id } } } }`
  * costs what it really costs: 1 + 100 × (1 + 1 + (1 + 100 × 1)) = 10,301. Arguments are read as
  * execution will read them: `variables` are the coerced values, defaults applied.
  */
@@ -56,10 +87,7 @@ export function queryCost(
       const name = selection.name.value;
       const field = 'getFields' in parent ? parent.getFields()[name] : undefined;
       if (name.startsWith('__') || !field) continue;
-      const pagedBy = field.args.find((arg) => SIZE_ARGUMENTS.includes(arg.name));
-      const size = pagedBy
-        ? sizeOf(getArgumentValues(field, selection, variables)[pagedBy.name])
-        : (FIXED_SIZES.get(`${parent.name}.${name}`) ?? 1);
+      const size = fieldSize(field, parent, selection, variables);
       const child = getNamedType(field.type);
       const below =
         selection.selectionSet && isCompositeType(child) ? queryCost(schema, child, selection.selectionSet, fragments, variables, seen) : 0;

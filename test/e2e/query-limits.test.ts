@@ -92,6 +92,19 @@ describe('cost', () => {
     );
   });
 
+  it('weighs a backward page by `last` and a `nodes` look-up by its ids, as execution reads them', async () => {
+    await expectRefused(
+      '{ users(last: 100) { edges { node { orders(limit: 100) { id } } } } }',
+      /^Query cost limit of 500 exceeded, found 10301\.$/,
+    );
+    const ids = Array.from({ length: 50 }, () => `"${USER}"`).join(', ');
+    await expectRefused(
+      `{ nodes(ids: [${ids}]) { ... on User { orders(limit: 10) { id } } } }`,
+      /^Query cost limit of 500 exceeded, found 551\.$/,
+    );
+    await expectAccepted(`{ nodes(ids: ["${USER}", "${USER}"]) { ... on User { orders(limit: 10) { id } } } }`);
+  });
+
   it('prices the example in the documentation as documented', () => {
     const document = parse('{ users(first: 100) { edges { node { orders(limit: 100) { id } } } } }');
     const operation = document.definitions[0] as OperationDefinitionNode;
