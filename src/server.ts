@@ -33,6 +33,8 @@ import { useScopeCacheRelease } from './plugins/scope-cache.ts';
 import { chainHooks } from './plugins/hook-chain.ts';
 import { useVariableCoercion } from './plugins/variables.ts';
 import { useGraphQLMediaTypes } from './plugins/media-types.ts';
+import { useGetParameterChecks } from './plugins/get-parameters.ts';
+import { useKnownOperationTypes } from './plugins/operation-types.ts';
 import { useUrlLimit } from './plugins/url-limit.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
 import { useRateLimits } from './plugins/rate-limit.ts';
@@ -195,11 +197,13 @@ export function createApp(dependencies: AppDependencies): App {
         // GraphQL's phases timed, where metrics are served.
         ...(metrics.served ? [usePhaseMetrics(metrics.graphqlPhases)] : []),
         useValidationCache(),
+        useKnownOperationTypes(),
         useValidationErrorCodes(),
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.
         fromLibrary(useGraphQlJit({}, { onError: (error) => logger.error({ err: error }, 'GraphQL document could not be compiled') })),
         useGraphQLMediaTypes(),
+        useGetParameterChecks(),
         useScopeCacheRelease(),
         useBodyLimit(MAX_BODY_BYTES),
         useRest({ logger }),

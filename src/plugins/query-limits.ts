@@ -161,5 +161,23 @@ export function useQueryLimits(limits: QueryLimits, production: boolean, metrics
       }
     },
   };
-  return [fromLibrary(armor), cost];
+  // A value or selection nested some thousands deep exhausts the stack of graphql-js's recursive
+  // parser inside a document well under the token limit: a limit reached, not a fault of the service.
+  // Wraps the parser armor set (its plugins come right after it, before this one).
+  const nesting: ServerPlugin = {
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options): DocumentNode => {
+        try {
+          // envelop types a parser's result `any`; it is graphql-js's parse, through armor's.
+          // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- see above
+          return parseFn(source, options) as DocumentNode;
+        } catch (error) {
+          if (!(error instanceof RangeError)) throw error;
+          metrics.documentRefusals.inc({ limit: 'nesting' });
+          throw new QueryTooComplexError('Nesting limit exceeded: the document nests values or selections too deeply to be read.');
+        }
+      });
+    },
+  };
+  return [fromLibrary(armor), nesting, cost];
 }

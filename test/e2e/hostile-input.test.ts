@@ -261,6 +261,59 @@ describe('clients that hang up', () => {
   });
 });
 
+describe('GraphQL requests that cannot run', () => {
+  const graphqlAnswer = async (path: string, init: RequestInit = {}) => {
+    const response = await server.fetch(path, {
+      ...init,
+      headers: { accept: 'application/graphql-response+json', ...(init.body ? { 'content-type': 'application/json' } : {}) },
+    });
+    const text = await response.text();
+    expect(text).not.toMatch(NO_INTERNALS);
+    return { status: response.status, body: JSON.parse(text) as { errors: { message: string; extensions: { code: string } }[] } };
+  };
+
+  it('refuses a value nested deeper than the parser can follow as too complex, not an internal error', async () => {
+    const query = `{ user(id: ${'['.repeat(5000)}) { id } }`;
+    const { status, body } = await graphqlAnswer('/graphql', { method: 'POST', body: JSON.stringify({ query }) });
+    expect([status, body.errors[0]?.extensions.code]).toEqual([400, 'QUERY_TOO_COMPLEX']);
+    expect(body.errors[0]?.message).toMatch(/nest/i);
+  });
+
+  it('refuses a subscription, which the schema has none of, as invalid input', async () => {
+    const { status, body } = await graphqlAnswer('/graphql', {
+      method: 'POST',
+      body: JSON.stringify({ query: 'subscription { __typename }' }),
+    });
+    expect([status, body.errors[0]?.extensions.code]).toEqual([400, 'BAD_USER_INPUT']);
+    expect(body.errors[0]?.message).toMatch(/subscription/);
+  });
+
+  it.each(['PUT', 'DELETE', 'PATCH'])('answers %s, a method GraphQL is not served by, with 405 naming the ones it is', async (method) => {
+    const response = await server.fetch('/graphql', {
+      method,
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect([response.status, response.headers.get('allow'), body.errors[0]?.extensions.code]).toEqual([405, 'GET, POST', 'BAD_USER_INPUT']);
+    expect(body.errors[0]?.message).not.toContain('Content-Type');
+  });
+
+  it.each([
+    ['variables', 'notjson'],
+    ['extensions', '{'],
+  ])('refuses a GET whose %s parameter is not JSON as invalid input, naming it', async (name, value) => {
+    const { status, body } = await graphqlAnswer(
+      `/graphql?query=${encodeURIComponent('{ __typename }')}&${name}=${encodeURIComponent(value)}`,
+      {
+        headers: { 'x-graphql-yoga-csrf': '1' },
+      },
+    );
+    expect([status, body.errors[0]?.extensions.code]).toEqual([400, 'BAD_USER_INPUT']);
+    expect(body.errors[0]?.message).toContain(name);
+  });
+});
+
 describe('everything above', () => {
   it('logged no error', () => {
     expect(server.logs.filter((line) => (line.level as number) >= 50).map((line) => line.msg)).toEqual([]);

@@ -1,0 +1,25 @@
+// A GraphQL GET carries its variables and extensions as JSON in query parameters. Yoga parses them
+// with JSON.parse and lets a SyntaxError escape as an unexpected error (INTERNAL); a client that sent
+// text that is not JSON is told so instead, naming the parameter.
+import { refuse } from '../refusals.ts';
+import type { ServerPlugin } from './server-context.ts';
+
+const JSON_PARAMETERS = ['variables', 'extensions'] as const;
+
+export function useGetParameterChecks(): ServerPlugin {
+  return {
+    onRequestParse({ request, url, endResponse }) {
+      if (request.method !== 'GET') return;
+      for (const name of JSON_PARAMETERS) {
+        const value = url.searchParams.get(name);
+        if (value === null) continue;
+        try {
+          JSON.parse(value);
+        } catch {
+          endResponse(refuse(request, { kind: 'invalid-input', detail: `The ${name} query parameter must be a JSON object.` }));
+          return;
+        }
+      }
+    },
+  };
+}
