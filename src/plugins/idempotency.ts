@@ -13,7 +13,7 @@ import { INTERNAL_DETAIL, PROBLEM_KINDS, ValidationError, kindOfCode, type Probl
 import { isOneOf, messageOf } from '../guards.ts';
 import { isSafeMethod } from '../http/methods.ts';
 import type { Logger } from '../log.ts';
-import { faceOf, refuse, type Face } from '../refusals.ts';
+import { faceOf, refuse, type Face, type Refusal } from '../refusals.ts';
 import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
@@ -92,14 +92,29 @@ function wroteNothing(status: number, result: ExecutionResult | undefined): bool
   return status >= 400 || !result?.data || Object.values(result.data).every((value) => value === null);
 }
 
-function replayed(response: Response, outcome: RecordedOutcome, ResponseClass: typeof Response): Response {
-  // The answer's own headers (rate limit, CORS) stay; those of the outcome come from the record.
+/**
+ * The headers of the request's own answer that any answer to it keeps (rate limit fields, CORS, the
+ * request id), not those describing its body or outcome: when the key was refused, that answer is
+ * the refused claim's error, whose Retry-After belongs to the 409 alone.
+ */
+function ownHeaders(response: Response): Record<string, string> {
   const headers: Record<string, string> = {};
   response.headers.forEach((value, name) => {
-    if (name !== 'content-length' && !isOneOf(RECORDED_HEADERS, name)) headers[name] = value;
+    if (name !== 'content-length' && name !== 'retry-after' && !isOneOf(RECORDED_HEADERS, name)) headers[name] = value;
   });
-  Object.assign(headers, outcome.headers, { [IDEMPOTENT_REPLAYED_HEADER.toLowerCase()]: 'true' });
+  return headers;
+}
+
+function replayed(response: Response, outcome: RecordedOutcome, ResponseClass: typeof Response): Response {
+  const headers = { ...ownHeaders(response), ...outcome.headers, [IDEMPOTENT_REPLAYED_HEADER.toLowerCase()]: 'true' };
   return new ResponseClass(outcome.body, { status: outcome.status, statusText: STATUS_CODES[outcome.status], headers });
+}
+
+/** A refusal in place of the request's answer, keeping that answer's own headers. */
+function refusedAnswer(request: Request, response: Response, refusal: Refusal): Response {
+  const answer = refuse(request, refusal);
+  for (const [name, value] of Object.entries(ownHeaders(response))) if (!answer.headers.has(name)) answer.headers.set(name, value);
+  return answer;
 }
 
 export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
@@ -175,7 +190,11 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
     // The key was in use or recorded: the operation's answer is not this request's.
     if (write.claimRefused) {
       const refused = await write.refusal();
-      setResponse('replay' in refused ? replayed(response, refused.replay, ResponseClass) : refuse(request, refusalOf(refused.error)));
+      setResponse(
+        'replay' in refused
+          ? replayed(response, refused.replay, ResponseClass)
+          : refusedAnswer(request, response, refusalOf(refused.error)),
+      );
       return false;
     }
     const failed = (state.result?.errors ?? []).map(refusalOf).find((refusal) => !isKept(refusal.kind));
@@ -183,7 +202,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       // Nothing of it is kept, so the retry runs again; an answer that reported part of the work
       // done must now say it was not.
       await write.abandon();
-      setResponse(response.status < 400 && failed ? refuse(request, failed) : answer);
+      setResponse(response.status < 400 && failed ? refusedAnswer(request, response, failed) : answer);
       return true;
     }
     const headers = Object.fromEntries(
@@ -201,7 +220,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       const refusal = refusalOf(error);
       if (refusal.kind === 'internal')
         logger.error({ err: error }, 'a write with an Idempotency-Key could not be committed; it was rolled back');
-      setResponse(refuse(request, refusal));
+      setResponse(refusedAnswer(request, response, refusal));
       return !isOneOf(KEY_REFUSALS, refusal.kind);
     }
     if (!recorded.committed) {

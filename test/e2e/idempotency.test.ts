@@ -65,6 +65,8 @@ describe('Idempotency-Key on REST', () => {
       first.headers.get('content-type'),
     ]);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
+    // A replay is an answer like any other: its rate limit fields, and no Retry-After (that is the 409's).
+    expect([again.headers.get('retry-after'), again.headers.has('ratelimit')]).toEqual([null, true]);
     expect(await ordersOf(userId)).toBe(1);
   });
 
@@ -84,8 +86,11 @@ describe('Idempotency-Key on REST', () => {
     const userId = await createUser();
     const key = uniqueKey();
     expect((await placeOrder(userId, key)).status).toBe(201);
-    const problem = expectProblem(await placeOrder(userId, key, { total: 2000 }), 422, 'idempotency-key-reused', `/users/${userId}/orders`);
+    const reused = await placeOrder(userId, key, { total: 2000 });
+    const problem = expectProblem(reused, 422, 'idempotency-key-reused', `/users/${userId}/orders`);
     expect(problem.detail).toContain('different request');
+    // Every answer to a request with a valid key carries its rate limit fields, refusals of the key too.
+    expect([reused.headers.has('ratelimit'), reused.headers.has('ratelimit-policy')]).toEqual([true, true]);
     const otherUser = await createUser();
     expectProblem(await placeOrder(otherUser, key), 422, 'idempotency-key-reused', `/users/${otherUser}/orders`);
     expect([await ordersOf(userId), await ordersOf(otherUser)]).toEqual([1, 0]);
@@ -233,7 +238,9 @@ describe('Idempotency-Key under concurrency', () => {
     for (const refusal of inFlight) {
       expectProblem(refusal, 409, 'idempotency-key-in-flight', `/users/${userId}/orders`);
       expect(refusal.headers.get('retry-after')).toBe('1');
+      expect(refusal.headers.has('ratelimit')).toBe(true);
     }
+    for (const replay of replays) expect([replay.headers.get('retry-after'), replay.headers.has('ratelimit')]).toEqual([null, true]);
     expect(await ordersOf(userId)).toBe(1);
     // Refusals and replays are answers, not failures: nothing worth an error line.
     const errors = [...server.logs, ...second.logs].filter((line) => (line.level as number) >= 50);
