@@ -61,15 +61,19 @@ const FEED = {
 };
 const EVENT_BY_ID = statement('event_by_id', `select ${COLUMNS} from events where id = $1 and type <> '${PING}'`);
 
+/** The names a caller gives the page size and the cursor, which errors about them name. */
+const CONNECTION_ARGUMENTS = { first: 'first', after: 'after' } as const;
+
 export async function listEvents(
   sql: Sql,
   cursors: CursorCodec,
   args: { first?: number | null; after?: string | null; type?: EventType | null },
+  names: { first: string; after: string } = CONNECTION_ARGUMENTS,
 ): Promise<Page<EventRecord>> {
   const check = new InputCheck();
-  const first = check.pageSize('first', args.first, PAGE_SIZE);
+  const first = check.pageSize(names.first, args.first, PAGE_SIZE);
   check.done();
-  const after = args.after == null ? undefined : positionAfter(FEED_ORDER, cursors, args.after, 'after');
+  const after = args.after == null ? undefined : positionAfter(FEED_ORDER, cursors, args.after, names.after);
   const statements = after === undefined ? FEED.first : FEED.after;
   const rows = await sql.rows<Row>(args.type == null ? statements.all : statements.ofType, [
     ...(after ?? []),

@@ -329,7 +329,13 @@ describe('the event feed', () => {
   });
 
   it('refuses a forged cursor and an unknown type, and needs the webhooks:manage scope', async () => {
-    expectProblem(await rest(server, 'GET', '/events?cursor=AAAA'), 400, 'invalid-input', '/events');
+    // Each error names the parameter as sent, as on every other list.
+    expect(expectProblem(await rest(server, 'GET', '/events?cursor=AAAA'), 400, 'invalid-input', '/events').errors).toEqual([
+      { field: 'cursor', message: match.stringContaining('not a valid cursor') },
+    ]);
+    expect(
+      expectProblem(await rest(server, 'GET', '/events?limit=0'), 400, 'invalid-input', '/events').errors?.map((e) => e.field),
+    ).toEqual(['limit']);
     expectProblem(await rest(server, 'GET', '/events?type=user.created'), 400, 'invalid-input', '/events');
     expectProblem(await rest(server, 'GET', '/events/evt_nope'), 400, 'invalid-input', '/events/evt_nope');
     expectProblem(

@@ -76,7 +76,12 @@ builder.queryField('eventList', (t) =>
     description: `${FEED} \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
     args: { limit: t.arg.int(), cursor: t.arg.string(), type: t.arg({ type: EventTypeRef }) },
     resolve: async (_root, args, ctx) => {
-      const page = await listEvents(ctx.sql, ctx.cursors, { first: args.limit, after: args.cursor, type: args.type });
+      const page = await listEvents(
+        ctx.sql,
+        ctx.cursors,
+        { first: args.limit, after: args.cursor, type: args.type },
+        { first: 'limit', after: 'cursor' },
+      );
       return {
         items: page.items.map((edge) => edge.node),
         nextCursor: page.items.at(-1)?.cursor ?? args.cursor ?? null,
