@@ -171,7 +171,7 @@ async function mustFind(em: EntityManager, id: string): Promise<User> {
   return user;
 }
 
-/** The unique index on lower(email). */
+/** The unique index on lower(email), letter case folded by ICU. */
 const EMAIL_UNIQUE = 'users_email_lower_key';
 
 const emailTaken = (email: string) =>

@@ -33,7 +33,9 @@ describe('migrations', () => {
       .fork()
       .execute<{ indexdef: string }[]>("select indexdef from pg_indexes where schemaname = 'public' and tablename in ('users', 'orders')");
     const definitions = rows.map((r) => r.indexdef.replace(/^.* USING btree /, ''));
-    expect(definitions).toEqual(match.arrayContaining(['(id)', '(created_at, id)', '(lower(email))', '(user_id, created_at, id)']));
+    expect(definitions).toEqual(
+      match.arrayContaining(['(id)', '(created_at, id)', '(lower((email COLLATE "und-x-icu")))', '(user_id, created_at, id)']),
+    );
   });
 
   it('enforce the data rules in the database too', async () => {
@@ -82,6 +84,49 @@ describe('the NFC email migration', () => {
     } finally {
       await early.close();
       await database.drop();
+    }
+  });
+});
+
+describe('the Unicode letter case migration', () => {
+  const early = async () => {
+    const database = await createEmptyDatabase();
+    const orm = await openOrm(database.url, { poolMax: 2, logger });
+    await orm.migrator.up({ to: 'Migration20261127010000_deliveries_notified_after_commit' });
+    const em = orm.em.fork();
+    const insert = (id: string, email: string) =>
+      em.execute(`insert into users (id, name, email, created_at, updated_at) values (?, 'U', ?, now(), now())`, [id, email]);
+    const index = async () =>
+      (await em.execute<{ indexdef: string }[]>("select indexdef from pg_indexes where indexname = 'users_email_lower_key'"))[0]!.indexdef;
+    return { orm, insert, index, close: async () => (await orm.close(), await database.drop()) };
+  };
+
+  it('folds letter case beyond A to Z in the unique index, so two spellings of one address are refused', async () => {
+    const { orm, insert, index, close } = await early();
+    try {
+      await insert('usr_a', 'åsa@example.com');
+      await orm.migrator.up();
+      expect(await index()).toContain('und-x-icu');
+      await expect(insert('usr_b', 'ÅSA@example.com')).rejects.toThrow(/users_email_lower_key/);
+    } finally {
+      await close();
+    }
+  });
+
+  it('keeps the index it had, and every account, where accounts would collide under the new rule', async () => {
+    const { orm, insert, index, close } = await early();
+    try {
+      // As on a database made with the C locale, whatever this one's is: lower() folds A to Z only.
+      await orm.em.fork().execute('drop index users_email_lower_key');
+      await orm.em.fork().execute('create unique index users_email_lower_key on users (lower(email collate "C"))');
+      await insert('usr_a', 'åsa@example.com');
+      await insert('usr_b', 'ÅSA@example.com');
+      await orm.migrator.up();
+      expect(await index()).not.toContain('und-x-icu');
+      const rows = await orm.em.fork().execute<{ id: string }[]>('select id from users order by id');
+      expect(rows.map((row) => row.id)).toEqual(['usr_a', 'usr_b']);
+    } finally {
+      await close();
     }
   });
 });

@@ -86,6 +86,15 @@ describe('createUser', () => {
     expect(error.extensions).toMatchObject({ type: 'https://portico.dev/problems/conflict' });
   });
 
+  it.each([
+    ['åsa@example.com', 'ÅSA@example.com'],
+    ['σοφία@example.com', 'ΣΟΦΊΑ@example.com'],
+    ['δημήτρης@example.com', 'Δημήτρης@EXAMPLE.com'],
+  ])('compares letter case beyond ASCII too, whatever the database locale: %s and %s are one account', async (first, second) => {
+    await createUser({ email: first });
+    expect(firstError(await server.gql(CREATE, { input: { name: 'Again', email: second } })).extensions.code).toBe('CONFLICT');
+  });
+
   it('treats an email typed in NFC and in NFD as one account, stored in NFC', async () => {
     const nfc = 'caf\u00e9@example.com';
     const nfd = 'cafe\u0301@example.com';

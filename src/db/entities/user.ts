@@ -22,7 +22,13 @@ export const UserSchema = defineEntity({
     { name: 'users_name_id_idx', properties: ['name', 'id'] },
   ],
   checks: [{ name: 'users_name_length_check', expression: 'char_length(name) >= 1 and char_length(name) <= 200' }],
-  uniques: [{ name: 'users_email_lower_key', expression: 'create unique index "users_email_lower_key" on "users" (lower("email"))' }],
+  // Letter case folded by ICU, whatever the database's locale (the users_email_unicode_case migration).
+  uniques: [
+    {
+      name: 'users_email_lower_key',
+      expression: 'create unique index "users_email_lower_key" on "users" (lower("email" collate "und-x-icu"))',
+    },
+  ],
 });
 
 export class User extends UserSchema.class {}

@@ -14,6 +14,7 @@ import { Migration20261124000000_webhook_deliveries_fillfactor } from './Migrati
 import { Migration20261125000000_idempotency_claim } from './Migration20261125000000_idempotency_claim.ts';
 import { Migration20261127000000_idempotency_claim_by_index } from './Migration20261127000000_idempotency_claim_by_index.ts';
 import { Migration20261127010000_deliveries_notified_after_commit } from './Migration20261127010000_deliveries_notified_after_commit.ts';
+import { Migration20261127020000_users_email_unicode_case } from './Migration20261127020000_users_email_unicode_case.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -30,4 +31,5 @@ export const migrations = [
   Migration20261125000000_idempotency_claim,
   Migration20261127000000_idempotency_claim_by_index,
   Migration20261127010000_deliveries_notified_after_commit,
+  Migration20261127020000_users_email_unicode_case,
 ];
