@@ -1,6 +1,7 @@
 // The overall deadline of a request, from the moment its headers arrived to its response: past it the
 // client gets 503 (Problem Details `…/timeout`, or GraphQL TIMEOUT) at once, however the work is
-// going. The returned signal aborts then, or when the client goes away first, so the request's reads
+// going; or, if its body has not all arrived yet, 408 (the delay is the client's), and the
+// connection is closed, since what is left of that body would be read as the next request. The returned signal aborts then, or when the client goes away first, so the request's reads
 // start no further SQL statement (db/sql.ts); a statement already running ends by
 // DB_STATEMENT_TIMEOUT_MS at the latest, and the pool gets its connection back then.
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -12,9 +13,21 @@ export function armDeadline(req: IncomingMessage, res: ServerResponse, options: 
   const timer = setTimeout(() => {
     if (res.headersSent || res.writableEnded) return;
     const path = (req.url ?? '/').split('?')[0]!;
-    options.logger.warn({ timeoutMs: options.timeoutMs }, 'request passed its deadline; answered 503');
     const seconds = options.timeoutMs >= 1000 ? `${options.timeoutMs / 1000} s` : `${options.timeoutMs} ms`;
-    const answer = refusalParts(path, String(req.headers.accept ?? ''), {
+    const accept = String(req.headers.accept ?? '');
+    if (!req.complete) {
+      const answer = refusalParts(path, accept, {
+        kind: 'request-timeout',
+        detail: `The request body did not arrive within the ${seconds} this service allows; send it without pausing.`,
+      });
+      res
+        .writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body), connection: 'close' })
+        .end(answer.body);
+      stop.abort();
+      return;
+    }
+    options.logger.warn({ timeoutMs: options.timeoutMs }, 'request passed its deadline; answered 503');
+    const answer = refusalParts(path, accept, {
       kind: 'timeout',
       detail: `The request took longer than the ${seconds} this service allows and was stopped; try again, or ask for less at once.`,
     });

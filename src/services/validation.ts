@@ -17,8 +17,12 @@ const ID_DESCRIPTIONS: Record<IdKind, string> = {
 const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/;
 /** C0 and C1 controls, NUL included. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
-/** Format characters: zero-width spaces and joiners, bidirectional marks, the byte order mark. */
-const INVISIBLE_CHARACTER = /\p{Cf}/u;
+/**
+ * Characters that show nothing: format characters (zero-width spaces and joiners, bidirectional
+ * marks, the byte order mark) and the rest of Unicode's default-ignorable ones (the combining
+ * grapheme joiner, Hangul fillers, variation selectors).
+ */
+const INVISIBLE_CHARACTER = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 
 export class InputCheck {
   readonly #errors: FieldError[] = [];

@@ -197,6 +197,19 @@ describe('requests Node refuses before the service sees them', () => {
     expect(response.headers['content-type']).toBe('application/problem+json');
     expect(JSON.parse(response.body)).toMatchObject({ type: 'https://portico.dev/problems/request-timeout', status: 408 });
   }, 8000);
+
+  it('cuts a body that stops arriving at the request deadline with 408 too, and closes the connection', async () => {
+    // The rest of the body never comes; the server must not wait for it, nor call it its own delay.
+    const response = parseRaw(
+      await raw(
+        `POST /users HTTP/1.1\r\nHost: x\r\nx-api-key: ${server.apiKey}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"name":`,
+        { end: false },
+      ),
+    );
+    expect(response.status).toBe(408);
+    expect(response.headers.connection).toBe('close');
+    expect(JSON.parse(response.body)).toMatchObject({ type: 'https://portico.dev/problems/request-timeout', status: 408 });
+  }, 8000);
 });
 
 describe('GraphQL bodies in other media types', () => {
