@@ -23,6 +23,7 @@ import {
   type EndpointRecord,
 } from '../services/webhook-endpoints.ts';
 import { parseDuration } from '../duration.ts';
+import { instantOf } from '../instant.ts';
 import { EVENT_TYPE_NAMES } from '../webhooks/event-types.ts';
 
 const USAGE = `usage: npm run webhooks -- create --key KEY_ID --url URL [--events ${EVENT_TYPE_NAMES.join(',')}] [--description TEXT] [--json]
@@ -64,11 +65,10 @@ const [command, id, eventId] = positionals;
 if (!command || !COMMANDS.includes(command)) fail(command ? `unknown command "${command}"` : 'a command is required');
 if (command !== 'create' && command !== 'list' && !id) fail(`${command} needs the id of an endpoint (see \`webhooks list\`)`);
 if (command === 'resend' && !eventId) fail('resend needs the id of the event to send again (see `webhooks deliveries`)');
-/** `--from`/`--to`: an ISO 8601 instant. */
+/** `--from`/`--to`: an ISO 8601 instant with its time zone. */
 function instant(name: string, raw: string | undefined): Date | undefined {
   if (raw === undefined) return undefined;
-  const at = new Date(raw);
-  return Number.isNaN(at.getTime()) ? fail(`--${name} takes an ISO 8601 instant like 2026-11-22T00:00:00Z`) : at;
+  return instantOf(raw) ?? fail(`--${name} takes an ISO 8601 instant with a time zone, like 2026-11-22T00:00:00Z`);
 }
 const window = { from: instant('from', values.from), to: instant('to', values.to) };
 if (command === 'create' && (!values.key || !values.url)) fail('create needs --key (the API key that owns the endpoint) and --url');

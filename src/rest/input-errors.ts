@@ -16,7 +16,7 @@ function mismatch(schema: GraphQLSchema, reason: string, where: { inputType?: st
   }
   if (/^(String|ID) cannot represent/.test(reason)) return 'must be a string';
   if (/^Boolean cannot represent/.test(reason)) return 'must be true or false';
-  if (/^DateTime must be/.test(reason)) return 'must be an ISO 8601 instant like 2026-11-22T09:30:00Z';
+  if (/^DateTime must be/.test(reason)) return 'must be an ISO 8601 instant with a time zone, like 2026-11-22T09:30:00Z';
   if (/^Expected non-nullable type/.test(reason)) return 'cannot be null';
   const enumType = /does not exist in "(\w+)" enum/.exec(reason)?.[1];
   const type = enumType ? schema.getType(enumType) : undefined;

@@ -213,6 +213,18 @@ describe('the retry schedule', () => {
       json: { from: new Date(Date.now() + 60_000).toISOString() },
     });
     expect(windowed.body).toEqual({ queued: 0 });
+    // A window is bounded by instants: a day that does not exist, or a time with no zone (whose
+    // instant would be the server's guess), is refused naming the field.
+    for (const [from, to] of [
+      ['2026-02-30T00:00:00Z', undefined],
+      ['2026-11-27T00:00:00', undefined],
+      [undefined, '2026-11-27'],
+      [undefined, '2026-11-27T25:00:00Z'],
+    ]) {
+      const refused = await rest(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`, { json: { from, to } });
+      const problem = expectProblem(refused, 400, 'invalid-input', `/webhook-endpoints/${endpoint.id}/redeliveries`);
+      expect(problem.errors?.map((error) => error.field)).toEqual([from ? 'from' : 'to']);
+    }
   });
 });
 
