@@ -19,7 +19,8 @@ import { GRAPHQL_PATH } from '../paths.ts';
 import { RequestProblem, problemFromGraphQLErrors, problemResponse } from './problem-details.ts';
 import { inputFor } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
-import { ROUTES, matchRoute, queryParameters, restNames, routeField, routeRoot, type RestRoute } from './routes.ts';
+import { PATH_IDS, ROUTES, matchRoute, queryParameters, restNames, routeField, routeRoot, type RestRoute } from './routes.ts';
+import { idError } from '../services/validation.ts';
 import { fieldErrorsOfCoercion } from './input-errors.ts';
 import { integerRange } from './openapi.ts';
 import { requestContext } from '../request-context.ts';
@@ -162,6 +163,11 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
         // Every problem with the parameters and the body, at once: unknown or malformed parameters and
         // fields, then what GraphQL's coercion finds in the rest (types, required fields, null).
         const errors = queryVariables(schema!, route, url, variables);
+        for (const [name, value] of Object.entries(params)) {
+          const kind = PATH_IDS[name];
+          const error = kind && idError(kind, name, value);
+          if (error) errors.push(error);
+        }
         for (const [rest, argument] of Object.entries(route.rename ?? {})) if (rest in params) variables[argument] = params[rest];
         if (route.body) {
           const body = await inputFor(schema!, route, request, params);

@@ -3,6 +3,7 @@
 // OpenAPI document) is derived from this table.
 import { OperationTypeNode, type GraphQLArgument, type GraphQLField, type GraphQLSchema } from 'graphql';
 import { decodeComponent } from '../net/uri.ts';
+import type { IdKind } from '../db/ids.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -291,6 +292,18 @@ export const ROUTES: readonly RestRoute[] = [
 ];
 
 /** The `{name}` parameters of a documented path. */
+/**
+ * The kind of id each path parameter holds, checked before the operation runs: a malformed one is
+ * refused like any other invalid parameter, costing nothing of the rate limit budget. The resolver
+ * checks it again, for GraphQL.
+ */
+export const PATH_IDS: Readonly<Record<string, IdKind>> = {
+  user_id: 'user',
+  order_id: 'order',
+  event_id: 'event',
+  endpoint_id: 'webhookEndpoint',
+};
+
 export function pathParameters(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 }

@@ -38,8 +38,8 @@ export class InputCheck {
   }
 
   id(kind: IdKind, field: string, value: string): string | undefined {
-    if (isId(kind, value)) return value;
-    return this.fail(field, `must be ${ID_DESCRIPTIONS[kind]}`);
+    const error = idError(kind, field, value);
+    return error ? this.fail(error.field, error.message) : value;
   }
 
   /**
@@ -111,6 +111,11 @@ export class InputCheck {
     }
     return value;
   }
+}
+
+/** What is wrong with `value` as an id of `kind`, if anything. */
+export function idError(kind: IdKind, field: string, value: string): FieldError | undefined {
+  return isId(kind, value) ? undefined : { field, message: `must be ${ID_DESCRIPTIONS[kind]}` };
 }
 
 /** Checks one id on its own, for reads that take nothing else. */

@@ -157,6 +157,12 @@ describe('one instance, counters in memory', () => {
     const invalid = await server.fetch('/users?colour=blue', { headers: { 'x-api-key': key } });
     expect(invalid.status).toBe(400);
     expect(rateLimitOf(invalid).remaining).toBe(2);
+    // A path parameter that is not an id of its kind, malformed or of another kind, likewise.
+    for (const path of ['/users/garbage', `/users/${userId.replace('usr_', 'ord_')}`, '/users/garbage/orders', '/orders/garbage']) {
+      const malformed = await server.fetch(path, { headers: { 'x-api-key': key } });
+      expect(malformed.status, path).toBe(400);
+      expect(rateLimitOf(malformed).remaining, path).toBe(2);
+    }
     expect(rateLimitOf(await restGet(key)).remaining).toBe(1);
   });
 
