@@ -1,6 +1,7 @@
 // Liveness and readiness for orchestrators and load balancers, answered before any GraphQL work.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HEALTH_PATH, READY_PATH } from '../paths.ts';
+import { refusalParts } from '../refusals.ts';
 
 export interface Probes {
   /** Resolves to a reason when the service should not receive traffic, undefined when it may. */
@@ -19,7 +20,12 @@ export function answerProbe(req: IncomingMessage, res: ServerResponse, probes: P
   const path = req.url?.split('?')[0];
   if (path !== HEALTH_PATH && path !== READY_PATH) return false;
   if (req.method !== 'GET' && req.method !== 'HEAD') {
-    res.writeHead(405, { allow: 'GET, HEAD' }).end();
+    const answer = refusalParts(path, String(req.headers.accept ?? ''), {
+      kind: 'method-not-allowed',
+      detail: `${path} answers GET and HEAD, not ${req.method}.`,
+      headers: { allow: 'GET, HEAD' },
+    });
+    res.writeHead(answer.status, answer.headers).end(answer.body);
     return true;
   }
   if (path === HEALTH_PATH) {

@@ -111,6 +111,18 @@ describe('probes and routes', () => {
     ]);
   });
 
+  it('answers another method on a probe with 405 Problem Details naming GET and HEAD', async () => {
+    for (const path of ['/health', '/ready']) {
+      const response = await fetch(`${server.url}${path}`, { method: 'POST' });
+      expect([response.status, response.headers.get('allow'), response.headers.get('content-type')]).toEqual([
+        405,
+        'GET, HEAD',
+        'application/problem+json',
+      ]);
+      expect(await response.json()).toMatchObject({ type: 'https://portico.dev/problems/method-not-allowed', status: 405, instance: path });
+    }
+  });
+
   it('answers an unknown path with 404, and leaves paths that merely end in /health to their routes', async () => {
     expect((await server.fetch(`/nowhere`)).status).toBe(404);
     // GET /users/{user_id} with a malformed id, not a health probe.
