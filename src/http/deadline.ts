@@ -1,9 +1,10 @@
 // The overall deadline of a request, from the moment its headers arrived to its response: past it the
 // client gets 503 (Problem Details `…/timeout`, or GraphQL TIMEOUT) at once, however the work is
 // going; or, if its body has not all arrived yet, 408 (the delay is the client's), and the
-// connection is closed, since what is left of that body would be read as the next request. The returned signal aborts then, or when the client goes away first, so the request's reads
-// start no further SQL statement (db/sql.ts); a statement already running ends by
-// DB_STATEMENT_TIMEOUT_MS at the latest, and the pool gets its connection back then.
+// connection is closed, since what is left of that body would be read as the next request. The
+// returned signal aborts then, or when the client goes away first, so the request's reads start no
+// further SQL statement (db/sql.ts); a statement already running ends by DB_STATEMENT_TIMEOUT_MS at
+// the latest, and the pool gets its connection back then.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log.ts';
 import { refusalParts } from '../refusals.ts';

@@ -69,8 +69,8 @@ function fieldSize(
 
 /**
  * Each field costs 1; a paged field (one that takes `first`, `last` or `limit`) multiplies what is
- * selected below it by its page size, and a look-up by the ids it names, so `users(first: 100) { edges { node { orders(limit: 100) { id } } } }`
- * costs what it really costs: 1 + 100 × (1 + 1 + (1 + 100 × 1)) = 10,301. Arguments are read as
+ * selected below it by its page size, and a look-up by the ids it names, so
+ * `users(first: 100) { edges { node { orders(limit: 100) { id } } } }` costs what it really costs: 1 + 100 × (1 + 1 + (1 + 100 × 1)) = 10,301. Arguments are read as
  * execution will read them: `variables` are the coerced values, defaults applied.
  */
 export function queryCost(

@@ -291,7 +291,6 @@ export const ROUTES: readonly RestRoute[] = [
   },
 ];
 
-/** The `{name}` parameters of a documented path. */
 /**
  * The kind of id each path parameter holds, checked before the operation runs: a malformed one is
  * refused like any other invalid parameter, costing nothing of the rate limit budget. The resolver
@@ -304,6 +303,7 @@ export const PATH_IDS: Readonly<Record<string, IdKind>> = {
   endpoint_id: 'webhookEndpoint',
 };
 
+/** The `{name}` parameters of a documented path. */
 export function pathParameters(path: string): string[] {
   return [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
 }
