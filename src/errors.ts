@@ -27,6 +27,7 @@ export const PROBLEM_KINDS = {
   forbidden: { status: 403, title: 'Forbidden', code: 'FORBIDDEN' },
   'not-found': { status: 404, title: 'Not found', code: 'NOT_FOUND' },
   'method-not-allowed': { status: 405, title: 'Method not allowed', code: 'BAD_USER_INPUT' },
+  'not-acceptable': { status: 406, title: 'Not acceptable', code: 'BAD_USER_INPUT' },
   'request-timeout': { status: 408, title: 'Request timeout', code: 'BAD_USER_INPUT' },
   conflict: { status: 409, title: 'Conflict', code: 'CONFLICT' },
   'idempotency-key-in-flight': {

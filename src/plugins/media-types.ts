@@ -1,12 +1,37 @@
 // A GraphQL POST in a media type yoga cannot read (text/plain, say) gets 415 with an error that says
 // what to send, in the GraphQL face's format, rather than yoga's empty 415; a request by a method
-// GraphQL is not served by (PUT, DELETE …) gets 405 naming the two it is.
+// GraphQL is not served by (PUT, DELETE …) gets 405 naming the two it is; and one whose Accept allows
+// none of the media types GraphQL answers in gets 406 saying which they are, rather than yoga's
+// empty 406 (in JSON all the same, which HTTP allows: an explanation beats an empty body).
 import { refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
+
+/** What yoga answers GraphQL in: single results, then incremental delivery. */
+const ANSWERED_IN = ['application/graphql-response+json', 'application/json', 'text/event-stream', 'multipart/mixed'];
+
+/** Whether an Accept header allows one of ANSWERED_IN (a missing header allows anything). */
+function acceptsAnswer(accept: string | null): boolean {
+  // Every client that asks for an answer at all asks for one of these; parsing is for the rest.
+  if (accept === null || accept.includes('json') || accept.includes('*/*')) return true;
+  return accept.split(',').some((range) => {
+    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
+    if (parameters.some((parameter) => /^q=0(\.0*)?$/.test(parameter))) return false;
+    return type.endsWith('/*') ? ANSWERED_IN.some((answer) => answer.startsWith(type.slice(0, -1))) : ANSWERED_IN.includes(type);
+  });
+}
 
 export function useGraphQLMediaTypes(): ServerPlugin {
   return {
     onRequestParse({ request, requestParser, endResponse }) {
+      if (!acceptsAnswer(request.headers.get('accept'))) {
+        endResponse(
+          refuse(request, {
+            kind: 'not-acceptable',
+            detail: `GraphQL answers in ${ANSWERED_IN.join(', ')}; send an Accept header that allows one of them.`,
+          }),
+        );
+        return;
+      }
       if (requestParser) return;
       if (request.method !== 'GET' && request.method !== 'POST') {
         endResponse(

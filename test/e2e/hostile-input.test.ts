@@ -312,6 +312,20 @@ describe('GraphQL requests that cannot run', () => {
     expect(body.errors[0]?.message).not.toContain('Content-Type');
   });
 
+  it.each(['text/html', 'application/xml', 'image/png, text/*;q=0'])(
+    'answers Accept: %s, which allows nothing GraphQL answers in, with 406 saying what it answers in',
+    async (accept) => {
+      const response = await server.fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+      const body = (await response.json()) as { errors: { message: string; extensions: { code: string; type: string } }[] };
+      expect([response.status, body.errors[0]?.extensions.type]).toEqual([406, 'https://portico.dev/problems/not-acceptable']);
+      expect(body.errors[0]?.message).toContain('application/graphql-response+json');
+    },
+  );
+
   it.each([
     ['variables', 'notjson'],
     ['extensions', '{'],
