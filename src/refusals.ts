@@ -49,3 +49,26 @@ export function deny(request: Request, status: 401 | 403, detail: string, challe
     headers: challenge ? { 'www-authenticate': challenge } : {},
   });
 }
+
+/** The methods of a path that only serves documents (the index, the OpenAPI document, the reference pages). */
+const READ_METHODS = ['GET', 'HEAD'] as const;
+
+/**
+ * True for GET and HEAD, which such a path serves. Any other method is answered 405 naming them,
+ * rather than passed on to be refused for want of a key or as a path with no route; OPTIONS is left
+ * to the CORS handling.
+ */
+export function servesRead(request: Request, endResponse: (response: Response) => void): boolean {
+  const { method } = request;
+  if (method === 'GET' || method === 'HEAD') return true;
+  if (method !== 'OPTIONS') {
+    endResponse(
+      refuse(request, {
+        kind: 'method-not-allowed',
+        detail: `${new URL(request.url).pathname} answers ${READ_METHODS.join(' and ')}, not ${method}.`,
+        headers: { allow: READ_METHODS.join(', ') },
+      }),
+    );
+  }
+  return false;
+}

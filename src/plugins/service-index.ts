@@ -1,6 +1,7 @@
 // GET / answers without a key: the service's name and version and where its faces are, as JSON, or as
 // a small page for a browser, so that whoever opens the address finds the way in.
 import { DOCS_PATH, GRAPHQL_PATH, INDEX_PATH, OPENAPI_PATH } from '../paths.ts';
+import { servesRead } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
 export function useServiceIndex(version: string): ServerPlugin {
@@ -24,7 +25,7 @@ export function useServiceIndex(version: string): ServerPlugin {
 `;
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
-      if (url.pathname !== INDEX_PATH || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+      if (url.pathname !== INDEX_PATH || !servesRead(request, endResponse)) return;
       // A browser asks for HTML first; every other client gets JSON.
       const browser = /^text\/html\b/.test(request.headers.get('accept') ?? '');
       const body = browser ? html : json;

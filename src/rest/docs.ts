@@ -1,6 +1,7 @@
 // Swagger UI for the REST facade, with every asset served by this service: the machines it runs on may
 // have no internet, and the reference must not leak requests elsewhere (no CDN, fonts or validator badge).
 // The CSP makes the browser enforce that, including for "Try it out".
+import { servesRead } from '../refusals.ts';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -63,7 +64,7 @@ export function useApiDocs(): ServerPlugin {
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       const { pathname } = url;
-      if (!(pathname === PAGE || pathname.startsWith(`${PAGE}/`)) || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+      if (!(pathname === PAGE || pathname.startsWith(`${PAGE}/`)) || !servesRead(request, endResponse)) return;
       const head = request.method === 'HEAD';
       if (pathname === PAGE) {
         endResponse(new fetchAPI.Response(head ? null : HTML, { headers: PAGE_HEADERS }));

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document of the REST facade, derived from the route table and the REST view of the
 // GraphQL schema: resource schemas come from the GraphQL types (through SOFA's converter), and the
 // HTTP contract the adapter adds (statuses, Location, Problem Details, media types) is described here.
+import { servesRead } from '../refusals.ts';
 import { buildSchemaObjectFromType } from 'sofa-api';
 import { assertSchema, getNamedType, isInputObjectType, isNonNullType, isObjectType, type GraphQLSchema } from 'graphql';
 import { DELIVERY_STATES, ORDER_STATUSES } from '../db/entities/index.ts';
@@ -610,7 +611,7 @@ export function useOpenApiDocument(version: string, publicUrl: string | undefine
       body = JSON.stringify(buildOpenApiDocument(assertSchema(schema), version, publicUrl ?? SERVER_URL_SLOT));
     },
     onRequest({ request, url, endResponse, fetchAPI }) {
-      if (url.pathname !== OPENAPI_PATH || (request.method !== 'GET' && request.method !== 'HEAD')) return;
+      if (url.pathname !== OPENAPI_PATH || !servesRead(request, endResponse)) return;
       const served = publicUrl ? body : body.replace(JSON.stringify(SERVER_URL_SLOT), JSON.stringify(url.origin));
       endResponse(
         new fetchAPI.Response(request.method === 'HEAD' ? null : served, {

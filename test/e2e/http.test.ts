@@ -111,8 +111,8 @@ describe('probes and routes', () => {
     ]);
   });
 
-  it('answers another method on a probe with 405 Problem Details naming GET and HEAD', async () => {
-    for (const path of ['/health', '/ready']) {
+  it('answers another method on a probe or a public document with 405 Problem Details naming GET and HEAD', async () => {
+    for (const path of ['/health', '/ready', '/', '/openapi.json', '/docs']) {
       const response = await fetch(`${server.url}${path}`, { method: 'POST' });
       expect([response.status, response.headers.get('allow'), response.headers.get('content-type')]).toEqual([
         405,
