@@ -109,7 +109,13 @@ export function maskError(error: unknown): GraphQLError {
  * yoga does for errors marked `spec`.
  */
 function asRequestError(error: GraphQLError): GraphQLError {
-  const http = error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined);
+  // Yoga's own failure to pick the operation (an operationName the document lacks, or several
+  // operations and no name) is a request that cannot run like one that does not validate; yoga
+  // answers it 400 whatever the client accepts.
+  const http =
+    error.extensions?.code === OPERATION_RESOLUTION_FAILURE
+      ? { status: 400, spec: true }
+      : (error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined));
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
   const limit = ARMOR_REJECTION.exec(error.message)?.[1];
   const status: unknown = typeof http === 'object' && http !== null ? Reflect.get(http, 'status') : undefined;
@@ -125,6 +131,9 @@ function asRequestError(error: GraphQLError): GraphQLError {
     extensions: { ...error.extensions, ...(http ? { http } : {}), code, type: PROBLEM_TYPE_BASE + kind },
   });
 }
+
+/** The code yoga gives its refusal of a request whose operation it cannot determine. */
+const OPERATION_RESOLUTION_FAILURE = 'OPERATION_RESOLUTION_FAILURE';
 
 /** Statuses yoga itself refuses requests with (CSRF prevention, body size) besides plain input errors. */
 const YOGA_REFUSALS = ['forbidden', 'payload-too-large'] as const satisfies readonly ProblemKind[];

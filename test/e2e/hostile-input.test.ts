@@ -326,6 +326,21 @@ describe('GraphQL requests that cannot run', () => {
     },
   );
 
+  it('answers an operationName the document does not have as a request that cannot run: 400, or 200 to application/json', async () => {
+    for (const [accept, status] of [
+      ['application/graphql-response+json', 400],
+      ['application/json', 200],
+    ] as const) {
+      const response = await server.fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept },
+        body: JSON.stringify({ query: 'query A { __typename }', operationName: 'B' }),
+      });
+      const body = (await response.json()) as { data?: unknown; errors: { extensions: { code: string } }[] };
+      expect([response.status, body.data, body.errors[0]?.extensions.code], accept).toEqual([status, undefined, 'BAD_USER_INPUT']);
+    }
+  });
+
   it.each([
     ['variables', 'notjson'],
     ['extensions', '{'],
