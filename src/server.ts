@@ -190,7 +190,7 @@ export function createApp(dependencies: AppDependencies): App {
         // After the shape and cost limits, so a refused document costs nothing; before usage counting,
         // so a rate-limited request is not counted as an operation run.
         ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs, metrics }),
-        useIdempotency({ em: orm.em, ...config.idempotency, logger }),
+        useIdempotency({ em: orm.em, ...config.idempotency, logger, box: webhooks.box }),
         useUsageCounting(usage),
         useOperationLabels(),
         ...useGraphQLTracing(config.tracing),

@@ -25,6 +25,8 @@ import {
   type RecordedOutcome,
 } from '../services/idempotency.ts';
 import { maskError } from './error-masking.ts';
+import type { SecretBox } from '../webhooks/secret-box.ts';
+import { SIGNING_SECRET_PREFIX } from '../webhooks/signing-secret.ts';
 import { rootFields } from './root-fields.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 
@@ -44,6 +46,8 @@ export interface IdempotencyState {
   onOwnOutcome?: () => void;
   /** The claimed key's open transaction, which the operation's writes join. */
   write?: IdempotentWrite;
+  /** The API key and idempotency key the write is claimed under: what a sealed answer is bound to. */
+  sealedFor?: string;
   result?: ExecutionResult;
 }
 
@@ -56,6 +60,8 @@ export interface IdempotencyOptions {
   ttlMs: number;
   required: boolean;
   logger: Logger;
+  /** Seals a recorded answer that holds a webhook signing secret, which is never stored in plain text. */
+  box: SecretBox;
 }
 
 /**
@@ -110,6 +116,24 @@ function replayed(response: Response, outcome: RecordedOutcome, ResponseClass: t
   return new ResponseClass(outcome.body, { status: outcome.status, statusText: STATUS_CODES[outcome.status], headers });
 }
 
+/** How a sealed answer starts in the record; a recorded answer is otherwise JSON. */
+const SEALED = 'sealed:';
+
+/**
+ * The answer as the record keeps it: one that shows a webhook signing secret (an endpoint's creation
+ * or rotation) sealed like the secret itself, bound to its keys, so the secret is never at rest in
+ * plain text; a retry whose first answer was lost still gets it, opened, byte for byte.
+ */
+function storedBody(body: string | null, box: SecretBox, sealedFor: string): string | null {
+  return body?.includes(SIGNING_SECRET_PREFIX) ? SEALED + box.seal(body, sealedFor) : body;
+}
+
+/** A recorded outcome as answered: its body opened if it was sealed. */
+function answered(outcome: RecordedOutcome, box: SecretBox, sealedFor: string): RecordedOutcome {
+  const { body } = outcome;
+  return body?.startsWith(SEALED) ? { ...outcome, body: box.open(body.slice(SEALED.length), sealedFor) } : outcome;
+}
+
 /** A refusal in place of the request's answer, keeping that answer's own headers. */
 function refusedAnswer(request: Request, response: Response, refusal: Refusal): Response {
   const answer = refuse(request, refusal);
@@ -118,7 +142,7 @@ function refusedAnswer(request: Request, response: Response, refusal: Refusal): 
 }
 
 export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
-  const { ttlMs, required, logger } = options;
+  const { ttlMs, required, logger, box } = options;
   return {
     onRequest({ request, url, serverContext }) {
       if (isSafeMethod(request.method)) return;
@@ -158,6 +182,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
           : fingerprintOf(['graphql', sourceOf(document), variables, operationName ?? null]);
       return IdempotentWrite.begin(options.em, { apiKeyId: auth.key.id, key, fingerprint }).then((write) => {
         state.write = write;
+        state.sealedFor = `idempotency ${auth.key.id} ${key}`;
         return {
           onExecuteDone({ result }: { result: unknown }) {
             // Without @defer or @stream, execution yields one result.
@@ -188,11 +213,12 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
     const body = response.body === null ? null : await response.text();
     const answer = new ResponseClass(body, { status: response.status, statusText: response.statusText, headers: response.headers });
     // The key was in use or recorded: the operation's answer is not this request's.
+    const sealedFor = state.sealedFor!;
     if (write.claimRefused) {
       const refused = await write.refusal();
       setResponse(
         'replay' in refused
-          ? replayed(response, refused.replay, ResponseClass)
+          ? replayed(response, answered(refused.replay, box, sealedFor), ResponseClass)
           : refusedAnswer(request, response, refusalOf(refused.error)),
       );
       return false;
@@ -215,7 +241,11 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
         await write.abandon();
         throw new Error('failpoint fail-idempotent-commit');
       }
-      recorded = await write.record({ status: response.status, headers, body }, ttlMs, wroteNothing(response.status, state.result));
+      recorded = await write.record(
+        { status: response.status, headers, body: storedBody(body, box, sealedFor) },
+        ttlMs,
+        wroteNothing(response.status, state.result),
+      );
     } catch (error) {
       const refusal = refusalOf(error);
       if (refusal.kind === 'internal')
@@ -224,7 +254,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       return !isOneOf(KEY_REFUSALS, refusal.kind);
     }
     if (!recorded.committed) {
-      setResponse(replayed(response, recorded.replay, ResponseClass));
+      setResponse(replayed(response, answered(recorded.replay, box, sealedFor), ResponseClass));
       return false;
     }
     // The write is committed and its response not yet sent: where a crash must lead to a replay.

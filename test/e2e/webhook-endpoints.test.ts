@@ -114,6 +114,26 @@ describe('registering an endpoint', () => {
     expectProblem(await rest(server, 'GET', `/events/${ping!.id}`), 404, 'not-found', `/events/${ping!.id}`);
   });
 
+  it('keeps the secret of a creation sent with an Idempotency-Key only encrypted, and replays it to the retry', async () => {
+    const key = await newKey();
+    const send = () =>
+      rest<Endpoint>(server, 'POST', '/webhook-endpoints', {
+        json: { url: RECEIVER, description: 'Retried' },
+        headers: { 'x-api-key': key, 'idempotency-key': 'create-endpoint-once' },
+      });
+    const first = await send();
+    expect(first.status).toBe(201);
+    usedCredential(first.body.secret!);
+    // A retry whose first answer was lost still learns the secret: the same answer, byte for byte.
+    const again = await send();
+    expect([again.status, again.headers.get('idempotent-replayed'), again.text]).toEqual([201, 'true', first.text]);
+    // But the recorded answer holds no secret in plain text.
+    const stored = await rows<{ body: string }>("select body from idempotency_keys where key = 'create-endpoint-once'");
+    expect(stored).toHaveLength(1);
+    expect(stored[0]!.body).not.toContain(first.body.secret!);
+    expect(stored[0]!.body).not.toContain('whsec_');
+  });
+
   it('works on GraphQL too, the secret included', async () => {
     const key = await newKey();
     const created = await server.gql<{ createWebhookEndpoint: Endpoint }>(
