@@ -2,7 +2,7 @@
 // its usage and exits 0; a mistake prints what is wrong, naming the flag as typed, then the usage,
 // and exits 2; a negative number after a flag is that flag's value.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
-import { DomainError } from '../errors.ts';
+import { DomainError, ValidationError } from '../errors.ts';
 import { messageOf } from '../guards.ts';
 import { exitWithStartupFailure, start, type Started } from '../startup.ts';
 
@@ -58,19 +58,33 @@ export function commandLine<const Options extends ParseArgsOptionsConfig>(
   }
 }
 
+/** How a command's values reach the service: its usage, and the flag each of the service's fields comes from. */
+export interface CommandFlags {
+  usage: string;
+  flags: Readonly<Record<string, string>>;
+}
+
 /**
- * Opens the database (migrating it first), runs `work`, and closes it. A refusal (an unknown id,
- * invalid input) prints its message and exits with status 1; a failure to start, as one sentence.
+ * Opens the database (migrating it first), runs `work`, and closes it. Invalid input is a mistake:
+ * each field the service refused is named by the flag it came from, then the usage, with status 2.
+ * A refusal (an unknown id) prints its message and exits with status 1; a failure to start, as one
+ * sentence.
  */
-export async function withDatabase(work: (started: Started) => Promise<void>): Promise<void> {
+export async function withDatabase(command: CommandFlags, work: (started: Started) => Promise<void>): Promise<void> {
   try {
     const started = await start({ migrate: true, logLevel: 'warn' });
     try {
       await work(started);
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      process.stderr.write(`${error.message}\n`);
-      process.exitCode = 1;
+      if (error instanceof ValidationError) {
+        const said = error.fieldErrors.map((e) => `${command.flags[e.field] ?? e.field} ${e.message}`);
+        process.stderr.write(`${said.join('\n')}\n${command.usage}\n`);
+        process.exitCode = 2;
+      } else {
+        process.stderr.write(`${error.message}\n`);
+        process.exitCode = 1;
+      }
     } finally {
       await started.db.close();
     }

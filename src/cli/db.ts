@@ -8,7 +8,7 @@ const [command, ...rest] = positionals;
 if (command !== 'migrate' || rest.length > 0)
   usageError(USAGE, command === undefined ? 'a command is required' : `unknown command "${[command, ...rest].join(' ')}"`);
 
-await withDatabase(({ db }) => {
+await withDatabase({ usage: USAGE, flags: {} }, ({ db }) => {
   const where = db.url.replace(/\/\/[^@]*@/, '//');
   process.stdout.write(
     values.json ? `${JSON.stringify({ upToDate: true, database: where })}\n` : `the database at ${where} is up to date\n`,

@@ -4,7 +4,7 @@
 //   usage ID [--days 30] [--json]
 import { commandLine, usageError, withDatabase } from './command-line.ts';
 import { ApiKey } from '../db/entities/index.ts';
-import { NotFoundError, ValidationError } from '../errors.ts';
+import { NotFoundError } from '../errors.ts';
 import { requireId } from '../services/validation.ts';
 import { resolveSecret } from '../secrets.ts';
 import { usageOfApiKey } from '../services/api-key-usage.ts';
@@ -85,28 +85,18 @@ if (command === 'create' && (!values.name || !values.scopes)) fail('create needs
 
 const print = (json: unknown, text: string) => process.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
 
-await withDatabase(async ({ config, db }) => {
+await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
   const em = db.orm.em.fork();
   if (command === 'create') {
     const rateLimit = values['rate-limit'] === undefined ? null : Number(values['rate-limit']);
-    let created: Awaited<ReturnType<typeof createApiKey>>;
-    try {
-      created = await createApiKey(em, pepper, config.production ? 'live' : 'test', {
-        name: values.name!,
-        scopes: values.scopes!.split(','),
-        allowedCidrs: values['allow-ip'] ?? [],
-        expiresAt: expiresIn === undefined ? null : new Date(Date.now() + expiresIn),
-        rateLimitPerMinute: rateLimit,
-      });
-    } catch (error) {
-      if (!(error instanceof ValidationError)) throw error;
-      // Said as the user typed it: the flag, not the setting's name inside the service.
-      process.stderr.write(`${error.fieldErrors.map((e) => `${FLAG_OF[e.field] ?? e.field} ${e.message}`).join('\n')}\n`);
-      process.exitCode = 1;
-      return;
-    }
-    const { key, secret } = created;
+    const { key, secret } = await createApiKey(em, pepper, config.production ? 'live' : 'test', {
+      name: values.name!,
+      scopes: values.scopes!.split(','),
+      allowedCidrs: values['allow-ip'] ?? [],
+      expiresAt: expiresIn === undefined ? null : new Date(Date.now() + expiresIn),
+      rateLimitPerMinute: rateLimit,
+    });
     print(
       { ...describe(key), secret },
       `created ${key.id} (${key.name})\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,

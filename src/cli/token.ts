@@ -40,7 +40,7 @@ if (expiresMs / 1000 > config.jwt.maxAgeSec) {
   );
 }
 
-await withDatabase(async ({ db }) => {
+await withDatabase({ usage: USAGE, flags: {} }, async ({ db }) => {
   const found = await db.orm.em.fork().execute<{ id: string }[]>('select id from users where id = ?', [userId]);
   if (found.length === 0) throw new NotFoundError(`No user has the id ${userId}.`);
   const secret = await hs256Secret(config.jwt, config.dataDir);

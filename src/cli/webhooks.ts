@@ -76,13 +76,24 @@ if (values.enable && values.disable) fail('give --enable or --disable, not both'
 const overlapMs = parseDuration(values.overlap);
 if (overlapMs === undefined) fail('--overlap takes a duration like 0s, 15m, 24h or 7d');
 
+/** The flag each field the service checks comes from, for errors. */
+const FLAG_OF: Record<string, string> = {
+  url: '--url',
+  events: '--events',
+  description: '--description',
+  status: '--status',
+  overlapSeconds: '--overlap',
+  from: '--from',
+  to: '--to',
+};
+
 const describe = (endpoint: EndpointRecord) => ({ ...endpointResource(endpoint), ...(endpoint.secret ? { secret: endpoint.secret } : {}) });
 const line = (endpoint: EndpointRecord) =>
   `${endpoint.id}  ${endpoint.enabled ? 'enabled ' : 'disabled'}  ${endpoint.url}  [${endpoint.events?.join(',') ?? 'all events'}]`;
 const print = (json: unknown, text: string) => process.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
 const SHOWN_ONCE = 'This is the only time the signing secret is shown; store it now.';
 
-await withDatabase(async ({ config, db }) => {
+await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
   const sql = await sqlOf(db.orm);
   const settings = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
   const em = db.orm.em.fork();

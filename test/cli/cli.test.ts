@@ -209,9 +209,12 @@ describe('npm run keys', () => {
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toContain('usage: npm run keys');
     }
+    // Values the service refuses are mistakes too, named by their flag, with the usage.
     const invalid = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'root'], database.url);
-    expect(invalid.code).toBe(1);
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('--scopes');
     expect(invalid.stderr).toContain('"root" is not one of');
+    expect(invalid.stderr).toContain('usage: npm run keys');
     const unknown = await run('src/cli/keys.ts', ['revoke', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m'], database.url);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m.']);
   });
@@ -315,7 +318,7 @@ describe('npm run webhooks', () => {
       id: string;
     };
     const hostile = await run('src/cli/webhooks.ts', ['create', '--key', key.id, '--url', 'http://169.254.169.254/'], database.url);
-    expect([hostile.code, hostile.stderr]).toEqual([1, match.stringContaining('link-local')]);
+    expect([hostile.code, hostile.stderr.split('\n')[0]]).toEqual([2, match.stringMatching(/^--url .*link-local/)]);
   });
 });
 
@@ -388,8 +391,12 @@ describe('every command explains itself', () => {
     expect([unknown.code, unknown.stderr.split('\n')[0]]).toEqual([2, 'unknown option --colour']);
     const missing = await run('src/cli/keys.ts', ['create', '--name'], database.url);
     expect([missing.code, missing.stderr.split('\n')[0]]).toEqual([2, '--name needs a value']);
+    // A value the service refuses is a mistake too: named by its flag, then the usage, status 2.
     const negative = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'admin', '--rate-limit', '-5'], database.url);
-    expect([negative.code, negative.stderr]).toEqual([1, '--rate-limit must be a whole number above 0\n']);
+    expect([negative.code, negative.stderr.split('\n')[0]]).toEqual([2, '--rate-limit must be a whole number above 0']);
+    expect(negative.stderr).toContain('usage: npm run keys');
+    const overlap = await run('src/cli/webhooks.ts', ['rotate', 'wep_01jd3x3b8vfb9s1p4t4p6q2k7m', '--overlap', '8d'], database.url);
+    expect([overlap.code, overlap.stderr.split('\n')[0]]).toEqual([2, match.stringMatching(/^--overlap must be/)]);
     const usage = await run('src/cli/keys.ts', ['usage', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m'], database.url);
     expect([usage.code, usage.stderr]).toEqual([1, 'No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m.\n']);
   });
