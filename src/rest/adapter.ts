@@ -17,10 +17,11 @@ import { BEARER_CHALLENGE } from '../services/request-auth.ts';
 import type { Logger } from '../log.ts';
 import { GRAPHQL_PATH } from '../paths.ts';
 import { RequestProblem, problemFromGraphQLErrors, problemResponse } from './problem-details.ts';
-import { inputFor } from './request-body.ts';
+import { inputFor, unexpectedBody } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
 import { PATH_IDS, ROUTES, matchRoute, queryParameters, restNames, routeField, routeRoot, type RestRoute } from './routes.ts';
 import { idError } from '../services/validation.ts';
+import { isSafeMethod } from '../http/methods.ts';
 import { fieldErrorsOfCoercion } from './input-errors.ts';
 import { integerRange } from './openapi.ts';
 import { requestContext } from '../request-context.ts';
@@ -173,6 +174,9 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
           const body = await inputFor(schema!, route, request, params);
           variables.input = body.input;
           errors.push(...body.errors);
+        } else if (!isSafeMethod(request.method)) {
+          const error = await unexpectedBody(request);
+          if (error) errors.push(error);
         }
         const operation = operations.get(route)!;
         // Coerced here once; execution finds the result (plugins/variables.ts).

@@ -120,6 +120,17 @@ export async function inputFor(
   return { input: inputFrom(input, body.fromPath, params), errors };
 }
 
+/**
+ * For a write that takes no body (a DELETE, a re-send): what is wrong with the body sent, if one was.
+ * Nothing is, for none, an empty one or `{}`, which some clients send by habit; anything else would
+ * otherwise be silently ignored, as unknown fields never are.
+ */
+export async function unexpectedBody(request: Request): Promise<FieldError | undefined> {
+  if (request.headers.get('content-length') === null && request.headers.get('transfer-encoding') === null) return undefined;
+  const text = (await readBody(request)).trim();
+  return text === '' || text === '{}' ? undefined : { field: 'body', message: 'must be empty: this operation takes no body' };
+}
+
 /** The body's fields with the path parameters `fromPath` copies in (REST name → field). */
 function inputFrom(
   input: Record<string, unknown>,

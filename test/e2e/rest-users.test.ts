@@ -258,6 +258,21 @@ describe('DELETE /users/{user_id}', () => {
     expectProblem(await call('GET', `/users/${user.id}`), 404, 'not-found', `/users/${user.id}`);
     expectProblem(await call('DELETE', `/users/${user.id}`), 404, 'not-found', `/users/${user.id}`);
   });
+
+  it('refuses a body it would otherwise ignore, deleting nothing; an empty body or {} is no body', async () => {
+    const user = await createUser();
+    for (const [body, contentType] of [
+      ['{bad json', 'application/json'],
+      ['{"x": 1}', 'application/json'],
+      ['hello', 'text/plain'],
+    ]) {
+      const refused = await rest(server, 'DELETE', `/users/${user.id}`, { body, contentType });
+      const problem = expectProblem(refused, 400, 'invalid-input', `/users/${user.id}`);
+      expect(problem.errors).toEqual([{ field: 'body', message: 'must be empty: this operation takes no body' }]);
+    }
+    expect((await call('GET', `/users/${user.id}`)).status).toBe(200);
+    expect((await rest(server, 'DELETE', `/users/${user.id}`, { body: '{}' })).status).toBe(204);
+  });
 });
 
 describe('paths and methods', () => {
