@@ -10,7 +10,7 @@ import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { PAGE_SIZE } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
-import { findEndpoint, type EndpointOwner } from './webhook-endpoints.ts';
+import { endpointNotFound, findEndpoint, type EndpointOwner } from './webhook-endpoints.ts';
 import { DELIVERIES_CHANNEL } from '../webhooks/delivery-notifier.ts';
 
 export interface AttemptRecord {
@@ -90,8 +90,7 @@ const RESEND_DEAD = statement(
 );
 
 async function mustOwn(em: EntityManager, owner: EndpointOwner, endpointId: string): Promise<void> {
-  if (!(await findEndpoint(em, owner, endpointId)))
-    throw new NotFoundError(`No webhook endpoint of this API key has the id ${endpointId}.`);
+  if (!(await findEndpoint(em, owner, endpointId))) throw endpointNotFound(owner, endpointId);
 }
 
 /** Each delivery with its attempts, from one more statement for the whole page. */

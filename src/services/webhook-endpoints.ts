@@ -38,6 +38,11 @@ export function webhookSettings(config: WebhookConfig, secretKey: string): Webho
   };
 }
 
+/** The answer for an endpoint `owner` cannot see: another key's is not found, as one that does not exist. */
+export function endpointNotFound(owner: EndpointOwner, id: string): NotFoundError {
+  return new NotFoundError(`No webhook endpoint${owner.admin ? '' : ' of this API key'} has the id ${id}.`);
+}
+
 /** Who manages endpoints: the calling key's lineage, and whether it is an admin key. */
 export interface EndpointOwner {
   lineageId: string;
@@ -147,7 +152,7 @@ async function checkFields(settings: WebhookSettings, input: EndpointFields, cre
 async function mustFind(em: EntityManager, owner: EndpointOwner, id: string): Promise<WebhookEndpoint> {
   requireId('webhookEndpoint', 'id', id);
   const endpoint = await em.findOne(WebhookEndpoint, owner.admin ? { id } : { id, ownerKeyId: owner.lineageId });
-  if (!endpoint) throw new NotFoundError(`No webhook endpoint of this API key has the id ${id}.`);
+  if (!endpoint) throw endpointNotFound(owner, id);
   return endpoint;
 }
 

@@ -419,7 +419,14 @@ describe('managing endpoints', () => {
     await eventually(async () => (await as(successor, 'GET')).status !== 401, 'the rotated key to verify', 10_000);
     expect((await as(successor, 'GET')).status).toBe(200);
     expect((await as(owner, 'DELETE')).status).toBe(204);
+    // An admin key sees every key's endpoints, so it is told there is none, not that this key has none.
     expectProblem(await as(admin, 'GET'), 404, 'not-found', `/webhook-endpoints/${endpoint.id}`);
+    expect(expectProblem(await as(admin, 'DELETE'), 404, 'not-found', `/webhook-endpoints/${endpoint.id}`).detail).toBe(
+      `No webhook endpoint has the id ${endpoint.id}.`,
+    );
+    expect(expectProblem(await as(stranger, 'DELETE'), 404, 'not-found', `/webhook-endpoints/${endpoint.id}`).detail).toBe(
+      `No webhook endpoint of this API key has the id ${endpoint.id}.`,
+    );
   });
 
   it('needs the webhooks:manage scope', async () => {
