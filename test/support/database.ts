@@ -42,10 +42,12 @@ export async function createEmptyDatabase(): Promise<{ url: string; drop: () => 
 /**
  * A plain node-postgres pool for a test: the pool ends a connection without waiting for its socket to
  * close, so a database dropped right after (with force) may still terminate it, and that notice comes
- * as an error event, which must not end the test run. Errors of statements reach their callers as ever.
+ * as an error event, which must not end the test run: on the connection, and, for one the pool holds
+ * idle, again on the pool. Errors of statements reach their callers as ever.
  */
 export function testPool(config: pg.PoolConfig): pg.Pool {
   const pool = new pg.Pool(config);
   pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('error', () => undefined);
   return pool;
 }
