@@ -50,8 +50,17 @@ export function deny(request: Request, status: 401 | 403, detail: string, challe
   });
 }
 
+/** 405 for a method `request`'s path is not served by, naming the methods it is (also in `Allow`). */
+export function methodNotAllowed(request: Request, allowed: readonly string[]): Response {
+  return refuse(request, {
+    kind: 'method-not-allowed',
+    detail: `${new URL(request.url).pathname} answers ${allowed.join(' and ')}, not ${request.method}.`,
+    headers: { allow: allowed.join(', ') },
+  });
+}
+
 /** The methods of a path that only serves documents (the index, the OpenAPI document, the reference pages). */
-const READ_METHODS = ['GET', 'HEAD'] as const;
+const READ_METHODS = ['GET', 'HEAD'];
 
 /**
  * True for GET and HEAD, which such a path serves. Any other method is answered 405 naming them,
@@ -61,14 +70,6 @@ const READ_METHODS = ['GET', 'HEAD'] as const;
 export function servesRead(request: Request, endResponse: (response: Response) => void): boolean {
   const { method } = request;
   if (method === 'GET' || method === 'HEAD') return true;
-  if (method !== 'OPTIONS') {
-    endResponse(
-      refuse(request, {
-        kind: 'method-not-allowed',
-        detail: `${new URL(request.url).pathname} answers ${READ_METHODS.join(' and ')}, not ${method}.`,
-        headers: { allow: READ_METHODS.join(', ') },
-      }),
-    );
-  }
+  if (method !== 'OPTIONS') endResponse(methodNotAllowed(request, READ_METHODS));
   return false;
 }

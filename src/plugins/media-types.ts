@@ -3,7 +3,7 @@
 // GraphQL is not served by (PUT, DELETE …) gets 405 naming the two it is; and one whose Accept allows
 // none of the media types GraphQL answers in gets 406 saying which they are, rather than yoga's
 // empty 406 (in JSON all the same, which HTTP allows: an explanation beats an empty body).
-import { refuse } from '../refusals.ts';
+import { methodNotAllowed, refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
 /** What yoga answers GraphQL in: single results, then incremental delivery. */
@@ -34,13 +34,7 @@ export function useGraphQLMediaTypes(): ServerPlugin {
       }
       if (requestParser) return;
       if (request.method !== 'GET' && request.method !== 'POST') {
-        endResponse(
-          refuse(request, {
-            kind: 'method-not-allowed',
-            detail: `GraphQL is served by GET (queries) and POST, not ${request.method}.`,
-            headers: { allow: 'GET, POST' },
-          }),
-        );
+        endResponse(methodNotAllowed(request, ['GET', 'POST']));
         return;
       }
       const sent = request.headers.get('content-type')?.split(';')[0]?.trim();

@@ -18,12 +18,22 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
+type Fork = ReturnType<TestServer['orm']['em']['fork']>;
+
+/** Runs `statements` in a transaction, which holds one pooled connection for all of them, rolled back after. */
+async function onOnePooledConnection(statements: (em: Fork) => Promise<void>): Promise<void> {
+  const em = server.orm.em.fork();
+  await em.begin();
+  try {
+    await statements(em);
+  } finally {
+    await em.rollback();
+  }
+}
+
 describe('pooled connections', () => {
-  it('plan a page statement once for every run, not once per run', async () => {
-    const em = server.orm.em.fork();
-    // A transaction holds one pooled connection for every statement below.
-    await em.begin();
-    try {
+  it('plan a page statement once for every run, not once per run', () =>
+    onOnePooledConnection(async (em) => {
       await runPrepared(em, 'prepare test_page (int) as select id from users order by created_at, id limit $1', []);
       for (let run = 0; run < 8; run++) await runPrepared(em, 'execute test_page (20)', []);
       const [plans] = await runPrepared<{ generic: number; custom: number }>(
@@ -32,10 +42,7 @@ describe('pooled connections', () => {
         [],
       );
       expect(plans).toEqual({ generic: 8, custom: 0 });
-    } finally {
-      await em.rollback();
-    }
-  });
+    }));
 });
 
 describe('a new pooled connection', () => {
@@ -116,10 +123,8 @@ describe("a pooled connection's plans", () => {
 });
 
 describe("a pooled connection's statements", () => {
-  it('are never compiled by the JIT, which a sequential scan left in a plan would trigger on every run before PostgreSQL 18', async () => {
-    const em = server.orm.em.fork();
-    await em.begin();
-    try {
+  it('are never compiled by the JIT, which a sequential scan left in a plan would trigger on every run before PostgreSQL 18', () =>
+    onOnePooledConnection(async (em) => {
       // The JIT's thresholds at their lowest, so that any plan would be compiled where the server has a JIT.
       await runPrepared(em, 'set local jit_above_cost = 0; set local jit_inline_above_cost = 0; set local jit_optimize_above_cost = 0', []);
       const [setting] = await runPrepared<{ jit: string }>(em, "select current_setting('jit') as jit", []);
@@ -133,8 +138,5 @@ describe("a pooled connection's statements", () => {
       );
       expect(explained?.['QUERY PLAN'][0]?.Plan).toBeDefined();
       expect(explained?.['QUERY PLAN'][0]?.JIT).toBeUndefined();
-    } finally {
-      await em.rollback();
-    }
-  });
+    }));
 });
