@@ -123,12 +123,15 @@ function asRequestError(error: GraphQLError): GraphQLError {
     ? 'query-too-complex'
     : (YOGA_REFUSALS.find((refusal) => PROBLEM_KINDS[refusal].status === status) ?? 'invalid-input');
   const { code } = PROBLEM_KINDS[kind];
+  // Yoga puts the JSON parser's own error on a body that does not parse, and that error quotes the
+  // body back; the message says what is wrong without it.
+  const { originalError: _parserError, ...extensions } = error.extensions ?? {};
   return new GraphQLError(limit ?? error.message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
     path: error.path,
-    extensions: { ...error.extensions, ...(http ? { http } : {}), code, type: PROBLEM_TYPE_BASE + kind },
+    extensions: { ...extensions, ...(http ? { http } : {}), code, type: PROBLEM_TYPE_BASE + kind },
   });
 }
 

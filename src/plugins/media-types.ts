@@ -1,8 +1,10 @@
-// A GraphQL POST in a media type yoga cannot read (text/plain, say) gets 415 with an error that says
-// what to send, in the GraphQL face's format, rather than yoga's empty 415; a request by a method
+// A GraphQL POST in a media type yoga cannot read (text/plain, say, or JSON in another charset than
+// UTF-8) gets 415 with an error that says what to send, in the GraphQL face's format, rather than
+// yoga's empty 415 (or its reading of the bytes as UTF-8 whatever they are); a request by a method
 // GraphQL is not served by (PUT, DELETE …) gets 405 naming the two it is; and one whose Accept allows
 // none of the media types GraphQL answers in gets 406 saying which they are, rather than yoga's
 // empty 406 (in JSON all the same, which HTTP allows: an explanation beats an empty body).
+import { charsetDetail, foreignCharset } from '../http/charset.ts';
 import { methodNotAllowed, refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
@@ -32,7 +34,11 @@ export function useGraphQLMediaTypes(): ServerPlugin {
         );
         return;
       }
-      if (requestParser) return;
+      if (requestParser) {
+        const charset = request.method === 'POST' ? foreignCharset(request.headers.get('content-type')) : undefined;
+        if (charset !== undefined) endResponse(refuse(request, { kind: 'unsupported-media-type', detail: charsetDetail(charset) }));
+        return;
+      }
       if (request.method !== 'GET' && request.method !== 'POST') {
         endResponse(methodNotAllowed(request, ['GET', 'POST']));
         return;

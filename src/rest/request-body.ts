@@ -4,6 +4,7 @@
 // `constructor` are reported as sent, never resolved against JavaScript's prototypes.
 import { getNamedType, isInputObjectType, type GraphQLSchema } from 'graphql';
 import { problem, type FieldError } from '../errors.ts';
+import { charsetDetail, foreignCharset } from '../http/charset.ts';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '../request-limits.ts';
 import { RequestProblem } from './problem-details.ts';
 import { routeField, type RestRoute } from './routes.ts';
@@ -19,7 +20,7 @@ function isJsonObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-async function readBody(request: Request): Promise<string> {
+async function readBody(request: Request): Promise<Buffer> {
   const declared = Number(request.headers.get('content-length') ?? Number.NaN);
   const tooLarge = new RequestProblem(problem('payload-too-large', `The body must be at most ${MAX_BODY_BYTES} bytes.`));
   if (declared > MAX_BODY_BYTES) throw tooLarge;
@@ -34,7 +35,7 @@ async function readBody(request: Request): Promise<string> {
     }
   }
   if (size > MAX_BODY_BYTES) throw tooLarge;
-  return decodeUtf8(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
@@ -98,16 +99,21 @@ export async function inputFor(
   params: Record<string, string>,
 ): Promise<{ input: Record<string, unknown>; errors: FieldError[] }> {
   const body = route.body!;
-  const text = await readBody(request);
-  if (body.optional && text === '') return { input: inputFrom({}, body.fromPath, params), errors: [] };
-  const mediaType = request.headers.get('content-type')?.split(';')[0]?.trim().toLowerCase();
-  if (!mediaType || !body.mediaTypes.includes(mediaType)) {
-    throw new RequestProblem(
-      problem('unsupported-media-type', `Send the body as ${body.mediaTypes.join(' or ')}${mediaType ? `, not ${mediaType}` : ''}.`),
+  const bytes = await readBody(request);
+  if (body.optional && bytes.byteLength === 0) return { input: inputFrom({}, body.fromPath, params), errors: [] };
+  const contentType = request.headers.get('content-type');
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
+  const unsupported = (detail: string) =>
+    new RequestProblem(
+      problem('unsupported-media-type', detail),
       route.method === 'PATCH' ? { 'accept-patch': body.mediaTypes.join(', ') } : {},
     );
+  if (!mediaType || !body.mediaTypes.includes(mediaType)) {
+    throw unsupported(`Send the body as ${body.mediaTypes.join(' or ')}${mediaType ? `, not ${mediaType}` : ''}.`);
   }
-  const input = parse(text);
+  const charset = foreignCharset(contentType);
+  if (charset !== undefined) throw unsupported(charsetDetail(charset));
+  const input = parse(decodeUtf8(bytes));
   const settable = settableFields(schema, route);
   const errors: FieldError[] = [];
   for (const name of Object.keys(input)) {
@@ -127,7 +133,7 @@ export async function inputFor(
  */
 export async function unexpectedBody(request: Request): Promise<FieldError | undefined> {
   if (request.headers.get('content-length') === null && request.headers.get('transfer-encoding') === null) return undefined;
-  const text = (await readBody(request)).trim();
+  const text = decodeUtf8(await readBody(request)).trim();
   return text === '' || text === '{}' ? undefined : { field: 'body', message: 'must be empty: this operation takes no body' };
 }
 

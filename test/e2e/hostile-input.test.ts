@@ -228,6 +228,53 @@ describe('GraphQL bodies in other media types', () => {
     });
   });
 
+  it('answers a JSON body in another charset than UTF-8 with 415 naming UTF-8, rather than misreading it', async () => {
+    const text = '{"query":"mutation { createUser(input: { name: \\"Zoë\\", email: \\"latin@example.com\\" }) { id } }"}';
+    for (const [charset, bytes] of [
+      ['utf-16', Buffer.from(text, 'utf16le')],
+      ['ISO-8859-1', Buffer.from(text, 'latin1')],
+    ] as const) {
+      const response = await server.fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': `application/json; charset=${charset}`, accept: 'application/graphql-response+json' },
+        body: bytes,
+      });
+      expect(response.status).toBe(415);
+      const body = (await response.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+      expect(body.errors[0]!.message).toMatch(new RegExp(`UTF-8.*not ${charset}`, 'i'));
+      expect(body.errors[0]!.extensions).toMatchObject({ type: 'https://portico.dev/problems/unsupported-media-type' });
+    }
+    const [row] = await server.orm.em
+      .fork()
+      .execute<{ n: number }[]>("select count(*)::int as n from users where email = 'latin@example.com'");
+    expect(row!.n).toBe(0);
+    // UTF-8 named in any spelling is read as ever.
+    for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8']) {
+      const response = await server.fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': `application/json; charset=${charset}`, accept: 'application/graphql-response+json' },
+        body: '{"query":"{ __typename }"}',
+      });
+      expect([charset, response.status]).toEqual([charset, 200]);
+    }
+  });
+
+  it('says a body is not JSON without echoing it or the parser error back', async () => {
+    const response = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: '{"query": "{ __typename }", "secret": "hunter2',
+    });
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(text).not.toContain('hunter2');
+    const body = JSON.parse(text) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+    expect(body.errors[0]!.extensions).toEqual({
+      code: 'BAD_USER_INPUT',
+      type: 'https://portico.dev/problems/invalid-input',
+    });
+  });
+
   it('answers a multipart POST (GraphQL uploads, which the schema has none of) with 415', async () => {
     const form = new FormData();
     form.set('operations', JSON.stringify({ query: 'mutation { createUser(input: { name: "Form", email: "form@example.com" }) { id } }' }));

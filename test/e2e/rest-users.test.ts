@@ -73,6 +73,30 @@ describe('POST /users', () => {
     expect(bare.status).toBe(415);
   });
 
+  it('refuses a JSON body in another charset than UTF-8 with 415, and reads UTF-8 however it is named', async () => {
+    const text = JSON.stringify({ name: 'Zoë', email: 'charset@example.com' });
+    const latin = await server.fetch('/users', {
+      method: 'POST',
+      headers: { 'x-api-key': server.apiKey, 'content-type': 'application/json; charset=iso-8859-1' },
+      body: Buffer.from(text, 'latin1'),
+    });
+    const latinText = await latin.text();
+    const problem = expectProblem(
+      { status: latin.status, headers: latin.headers, text: latinText, body: JSON.parse(latinText) },
+      415,
+      'unsupported-media-type',
+      '/users',
+    );
+    expect(problem.detail).toMatch(/UTF-8, not iso-8859-1/);
+    const utf8 = await server.fetch('/users', {
+      method: 'POST',
+      headers: { 'x-api-key': server.apiKey, 'content-type': 'application/json; Charset="UTF-8"' },
+      body: text,
+    });
+    expect(utf8.status).toBe(201);
+    expect(await utf8.json()).toMatchObject({ name: 'Zoë', email: 'charset@example.com' });
+  });
+
   it('refuses a body over 64 KiB with 413', async () => {
     const json = { name: 'Big', email: 'big@example.com', padding: 'x'.repeat(70_000) };
     expectProblem(await call('POST', '/users', { json }), 413, 'payload-too-large', '/users');
