@@ -1,5 +1,7 @@
 // The paths the service answers besides the REST routes (rest/routes.ts is the table of those).
 export const GRAPHQL_PATH = '/graphql';
+/** GraphiQL's scripts and styles, served by the service itself (when GraphiQL is on). */
+export const GRAPHIQL_ASSETS_PATH = '/graphiql/assets/';
 export const OPENAPI_PATH = '/openapi.json';
 /** The API reference page; its assets are served below it. */
 export const DOCS_PATH = '/docs';

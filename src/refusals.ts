@@ -60,12 +60,15 @@ export function methodNotAllowed(request: Request, allowed: readonly string[]): 
 }
 
 /** The methods of a path that only serves documents (the index, the OpenAPI document, the reference pages). */
-const READ_METHODS = ['GET', 'HEAD'];
+export const READ_METHODS = ['GET', 'HEAD'];
+
+/** The methods GraphQL is served by. */
+export const GRAPHQL_METHODS = ['GET', 'POST'];
 
 /**
  * True for GET and HEAD, which such a path serves. Any other method is answered 405 naming them,
- * rather than passed on to be refused for want of a key or as a path with no route; OPTIONS is left
- * to the CORS handling.
+ * rather than passed on to be refused for want of a key or as a path with no route; OPTIONS is
+ * answered before (plugins/options.ts).
  */
 export function servesRead(request: Request, endResponse: (response: Response) => void): boolean {
   const { method } = request;

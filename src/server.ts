@@ -36,6 +36,7 @@ import { useGraphQLMediaTypes } from './plugins/media-types.ts';
 import { useGetParameterChecks } from './plugins/get-parameters.ts';
 import { useKnownOperationTypes } from './plugins/operation-types.ts';
 import { useUrlLimit } from './plugins/url-limit.ts';
+import { useOptions } from './plugins/options.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
 import { useRateLimits } from './plugins/rate-limit.ts';
 import { useUsageCounting } from './plugins/usage.ts';
@@ -168,6 +169,7 @@ export function createApp(dependencies: AppDependencies): App {
     plugins: chainHooks(
       [
         useUrlLimit(),
+        useOptions(config.graphiql),
         useGraphiQLAssets(config.graphiql),
         useServiceIndex(VERSION),
         useOpenApiDocument(VERSION, config.publicUrl),

@@ -112,10 +112,16 @@ function asRequestError(error: GraphQLError): GraphQLError {
   // Yoga's own failure to pick the operation (an operationName the document lacks, or several
   // operations and no name) is a request that cannot run like one that does not validate; yoga
   // answers it 400 whatever the client accepts.
+  // Yoga attaches the JSON parser's own error to a body that does not parse, and answers that 400
+  // whatever the client accepts, as GraphQL over HTTP asks, because the error is there. It quotes
+  // the body back, so it goes, and the status is kept without it.
+  const { originalError: parserError, ...extensions } = error.extensions ?? {};
   const http =
     error.extensions?.code === OPERATION_RESOLUTION_FAILURE
       ? { status: 400, spec: true }
-      : (error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined));
+      : parserError !== undefined
+        ? { status: 400 }
+        : (error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined));
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
   const limit = ARMOR_REJECTION.exec(error.message)?.[1];
   const status: unknown = typeof http === 'object' && http !== null ? Reflect.get(http, 'status') : undefined;
@@ -123,9 +129,6 @@ function asRequestError(error: GraphQLError): GraphQLError {
     ? 'query-too-complex'
     : (YOGA_REFUSALS.find((refusal) => PROBLEM_KINDS[refusal].status === status) ?? 'invalid-input');
   const { code } = PROBLEM_KINDS[kind];
-  // Yoga puts the JSON parser's own error on a body that does not parse, and that error quotes the
-  // body back; the message says what is wrong without it.
-  const { originalError: _parserError, ...extensions } = error.extensions ?? {};
   return new GraphQLError(limit ?? error.message, {
     nodes: error.nodes,
     source: error.source,

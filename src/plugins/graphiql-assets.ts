@@ -3,10 +3,9 @@
 // files rather than inlined, so the page itself stays small. It is some 25 MB of strings, so it is
 // loaded when GraphiQL is first asked for, and never where GraphiQL is off (production's default).
 import type { GraphiQLOptions } from 'graphql-yoga';
+import { GRAPHIQL_ASSETS_PATH } from '../paths.ts';
 import { refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
-
-const PREFIX = '/graphiql/assets/';
 
 type Bundle = typeof import('@graphql-yoga/render-graphiql/graphiql');
 let bundle: Promise<Bundle> | undefined;
@@ -27,9 +26,9 @@ export function useGraphiQLAssets(enabled: boolean): ServerPlugin {
   if (!enabled) return {};
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
-      if (!url.pathname.startsWith(PREFIX) || request.method !== 'GET') return;
+      if (!url.pathname.startsWith(GRAPHIQL_ASSETS_PATH) || request.method !== 'GET') return;
       return loadBundle().then((loaded) => {
-        const asset = assetOf(loaded, url.pathname.slice(PREFIX.length));
+        const asset = assetOf(loaded, url.pathname.slice(GRAPHIQL_ASSETS_PATH.length));
         endResponse(
           asset
             ? new fetchAPI.Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' } })
@@ -50,7 +49,7 @@ export async function renderGraphiQL(options: GraphiQLOptions = {}): Promise<str
 <meta charset="utf-8">
 <title>${options.title ?? 'GraphiQL'}</title>
 <link rel="icon" href="${favicon}">
-<link rel="stylesheet" href="${PREFIX}graphiql.css">
+<link rel="stylesheet" href="${GRAPHIQL_ASSETS_PATH}graphiql.css">
 </head>
 <body id="body" class="no-focus-outline">
 <noscript>You need to enable JavaScript to run GraphiQL.</noscript>
@@ -59,12 +58,12 @@ export async function renderGraphiQL(options: GraphiQLOptions = {}): Promise<str
 self.MonacoEnvironment = {
   globalAPI: false,
   getWorkerUrl: (_moduleId, label) => ({
-    json: '${PREFIX}json.worker.js',
-    graphql: '${PREFIX}graphql.worker.js',
-  })[label] ?? '${PREFIX}editor.worker.js',
+    json: '${GRAPHIQL_ASSETS_PATH}json.worker.js',
+    graphql: '${GRAPHIQL_ASSETS_PATH}graphql.worker.js',
+  })[label] ?? '${GRAPHIQL_ASSETS_PATH}editor.worker.js',
 };
 </script>
-<script src="${PREFIX}graphiql.js"></script>
+<script src="${GRAPHIQL_ASSETS_PATH}graphiql.js"></script>
 <script>YogaGraphiQL.renderYogaGraphiQL(document.getElementById('root'), ${escapeJson(options)});</script>
 </body>
 </html>`;

@@ -5,7 +5,7 @@
 // none of the media types GraphQL answers in gets 406 saying which they are, rather than yoga's
 // empty 406 (in JSON all the same, which HTTP allows: an explanation beats an empty body).
 import { charsetDetail, foreignCharset } from '../http/charset.ts';
-import { methodNotAllowed, refuse } from '../refusals.ts';
+import { GRAPHQL_METHODS, methodNotAllowed, refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
 /** What yoga answers GraphQL in: single results, then incremental delivery. */
@@ -40,7 +40,7 @@ export function useGraphQLMediaTypes(): ServerPlugin {
         return;
       }
       if (request.method !== 'GET' && request.method !== 'POST') {
-        endResponse(methodNotAllowed(request, ['GET', 'POST']));
+        endResponse(methodNotAllowed(request, GRAPHQL_METHODS));
         return;
       }
       const sent = request.headers.get('content-type')?.split(';')[0]?.trim();

@@ -19,7 +19,7 @@ import { GRAPHQL_PATH } from '../paths.ts';
 import { RequestProblem, problemFromGraphQLErrors, problemResponse } from './problem-details.ts';
 import { inputFor, unexpectedBody } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
-import { PATH_IDS, ROUTES, matchRoute, queryParameters, restNames, routeField, routeRoot, type RestRoute } from './routes.ts';
+import { PATH_IDS, ROUTES, matchRoute, queryParameters, restMethods, restNames, routeField, routeRoot, type RestRoute } from './routes.ts';
 import { idError } from '../services/validation.ts';
 import { isSafeMethod } from '../http/methods.ts';
 import { fieldErrorsOfCoercion } from './input-errors.ts';
@@ -142,7 +142,7 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
         return;
       }
       if ('allow' in match) {
-        const allow = [...match.allow, ...(match.allow.includes('GET') ? ['HEAD'] : [])].join(', ');
+        const allow = restMethods(url.pathname)!.join(', ');
         endResponse(
           problemResponse(
             { ...problem('method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), instance },

@@ -368,3 +368,10 @@ export function matchRoute(method: string, pathname: string): RouteMatch | { all
   }
   return allow.length > 0 ? { allow } : undefined;
 }
+
+/** The methods a REST path is served by, HEAD with GET (as the adapter answers it); undefined when none. */
+export function restMethods(pathname: string): string[] | undefined {
+  const match = matchRoute('', pathname);
+  if (!match || !('allow' in match)) return undefined;
+  return [...match.allow, ...(match.allow.includes('GET') ? ['HEAD'] : [])];
+}

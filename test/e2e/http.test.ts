@@ -123,6 +123,21 @@ describe('probes and routes', () => {
     }
   });
 
+  it('answers a plain OPTIONS with the methods of the path in Allow, and 404 where nothing is', async () => {
+    const allowOf = async (path: string) => {
+      const response = await fetch(`${server.url}${path}`, { method: 'OPTIONS' });
+      return [response.status, response.headers.get('allow')];
+    };
+    expect(await allowOf('/graphql')).toEqual([204, 'GET, POST, OPTIONS']);
+    expect(await allowOf('/users')).toEqual([204, 'GET, POST, HEAD, OPTIONS']);
+    expect(await allowOf('/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m')).toEqual([204, 'GET, PUT, PATCH, DELETE, HEAD, OPTIONS']);
+    expect(await allowOf('/openapi.json')).toEqual([204, 'GET, HEAD, OPTIONS']);
+    expect(await allowOf('/docs')).toEqual([204, 'GET, HEAD, OPTIONS']);
+    const nowhere = await fetch(`${server.url}/nope`, { method: 'OPTIONS' });
+    expect(nowhere.status).toBe(404);
+    expect(await nowhere.json()).toMatchObject({ type: 'https://portico.dev/problems/not-found', instance: '/nope' });
+  });
+
   it('answers an unknown path with 404, and leaves paths that merely end in /health to their routes', async () => {
     expect((await server.fetch(`/nowhere`)).status).toBe(404);
     // GET /users/{user_id} with a malformed id, not a health probe.

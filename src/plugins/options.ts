@@ -1,0 +1,32 @@
+// OPTIONS: yoga's CORS handling answers every OPTIONS request 204 before any plugin sees it, which is
+// right for a browser's preflight but says nothing to anyone else, and says it for paths that do
+// not exist. A plain OPTIONS (no Access-Control-Request-Method) gets the path's methods in `Allow`
+// (RFC 9110 §9.3.7), or 404 for a path the service does not serve.
+import { DOCS_PATH, GRAPHIQL_ASSETS_PATH, GRAPHQL_PATH, INDEX_PATH, OPENAPI_PATH } from '../paths.ts';
+import { GRAPHQL_METHODS, READ_METHODS, refuse } from '../refusals.ts';
+import { restMethods } from '../rest/routes.ts';
+import type { ServerPlugin } from './server-context.ts';
+
+/** The methods `pathname` is served by, besides OPTIONS; undefined when nothing is there. */
+function methodsOf(pathname: string, graphiql: boolean): readonly string[] | undefined {
+  if (pathname === GRAPHQL_PATH) return GRAPHQL_METHODS;
+  const document =
+    pathname === INDEX_PATH ||
+    pathname === OPENAPI_PATH ||
+    pathname === DOCS_PATH ||
+    pathname.startsWith(`${DOCS_PATH}/`) ||
+    (graphiql && pathname.startsWith(GRAPHIQL_ASSETS_PATH));
+  return document ? READ_METHODS : restMethods(pathname);
+}
+
+export function useOptions(graphiql: boolean): ServerPlugin {
+  return {
+    onResponse({ request, response, setResponse }) {
+      if (request.method !== 'OPTIONS' || request.headers.has('access-control-request-method')) return;
+      const { pathname } = new URL(request.url);
+      const methods = methodsOf(pathname, graphiql);
+      if (methods === undefined) setResponse(refuse(request, { kind: 'not-found', detail: `Nothing is at ${pathname}.` }));
+      else response.headers.set('allow', [...methods, 'OPTIONS'].join(', '));
+    },
+  };
+}
