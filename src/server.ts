@@ -28,6 +28,8 @@ import { useGraphQLTracing } from './plugins/tracing.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
+import { targetProblem } from './http/request-target.ts';
+import { refusalParts } from './refusals.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
 import { useScopeCacheRelease } from './plugins/scope-cache.ts';
 import { chainHooks } from './plugins/hook-chain.ts';
@@ -237,11 +239,14 @@ export function createApp(dependencies: AppDependencies): App {
       requestTimeout: config.requestTimeoutMs,
       headersTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.requestTimeoutMs / 10))),
+      // Checked by targetProblem, which answers a missing Host in Problem Details, not an empty 400.
+      requireHostHeader: false,
     },
     (req, res) => {
       const requestId = requestIdFrom(req.headers['x-request-id']);
       const started = performance.now();
       res.setHeader('x-request-id', requestId);
+      const wrongTarget = targetProblem(req);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.
       const context: RequestContext = { requestId, face: req.url?.split('?')[0] === GRAPHQL_PATH ? 'graphql' : 'other' };
       // Once the response is out, the write behind it has committed (or rolled back, which a worker
@@ -271,6 +276,16 @@ export function createApp(dependencies: AppDependencies): App {
           };
           logger.info(res.writableFinished ? line : { ...line, clientClosed: true }, 'request');
         });
+      }
+      if (wrongTarget !== undefined) {
+        const answer = refusalParts((req.url ?? '').split('?')[0]!, String(req.headers.accept ?? ''), {
+          kind: 'invalid-input',
+          detail: wrongTarget,
+        });
+        res
+          .writeHead(answer.status, { ...answer.headers, 'content-length': Buffer.byteLength(answer.body), connection: 'close' })
+          .end(answer.body);
+        return;
       }
       const serve = () =>
         requestContext.run(context, () => {

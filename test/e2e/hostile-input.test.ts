@@ -212,6 +212,60 @@ describe('requests Node refuses before the service sees them', () => {
   }, 8000);
 });
 
+describe('the request target and Host', () => {
+  const create = (target: string, host: string) => {
+    const body = JSON.stringify({ name: 'Hosted', email: 'hosted@example.com' });
+    return raw(
+      `POST ${target} HTTP/1.1\r\nHost: ${host}\r\nx-api-key: ${server.apiKey}\r\ncontent-type: application/json\r\n` +
+        `content-length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      { end: false },
+    );
+  };
+
+  it('routes by the request line alone: a Host holding a path is refused with 400 and runs nothing', async () => {
+    const before = await userCount();
+    for (const host of ['a/users#', 'a/users?limit=1#', 'a b', '[::1', 'a:99999', 'a@b']) {
+      const response = parseRaw(await create('/openapi.json', host));
+      expect([host, response.status]).toEqual([host, 400]);
+      expect(response.headers['content-type']).toBe('application/problem+json');
+      const problem = JSON.parse(response.body) as { type: string; detail: string };
+      expect(problem.type).toBe('https://portico.dev/problems/invalid-input');
+      expect(problem.detail).toMatch(/Host/);
+      expect(response.body).not.toMatch(NO_INTERNALS);
+    }
+    expect(await userCount()).toBe(before);
+  });
+
+  it('refuses a request with two Host headers, or none, with 400 Problem Details', async () => {
+    for (const head of [`GET /users HTTP/1.1\r\nHost: a\r\nHost: b\r\n`, `GET /users HTTP/1.1\r\n`]) {
+      const response = parseRaw(await raw(`${head}x-api-key: ${server.apiKey}\r\nConnection: close\r\n\r\n`, { end: false }));
+      expect(response.status).toBe(400);
+      expect(JSON.parse(response.body)).toMatchObject({
+        type: 'https://portico.dev/problems/invalid-input',
+        detail: match.stringMatching(/Host/),
+      });
+    }
+  });
+
+  it('takes a request target in absolute form as its path (RFC 9112 §3.2.2), and hosts with ports or IPv6', async () => {
+    const response = parseRaw(
+      await raw(`GET http://other.example/users?limit=1 HTTP/1.1\r\nHost: x\r\nx-api-key: ${server.apiKey}\r\nConnection: close\r\n\r\n`, {
+        end: false,
+      }),
+    );
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.body)).toMatchObject({ data: match.any(Array) });
+    for (const host of ['localhost:4000', '[::1]:80', '127.0.0.1', 'api.example.com']) {
+      const ok = parseRaw(
+        await raw(`GET /users?limit=1 HTTP/1.1\r\nHost: ${host}\r\nx-api-key: ${server.apiKey}\r\nConnection: close\r\n\r\n`, {
+          end: false,
+        }),
+      );
+      expect([host, ok.status]).toEqual([host, 200]);
+    }
+  });
+});
+
 describe('GraphQL bodies in other media types', () => {
   it('answers a text/plain POST with 415 and a coded error naming the media types it takes', async () => {
     const response = await server.fetch('/graphql', {

@@ -1,0 +1,47 @@
+// Which path a request is for comes from its request line alone. Node passes the Host header on as
+// sent, and the fetch layer under yoga builds each request's URL from it: a Host holding a slash, a
+// `?` or a `#` replaced the path the request line named (a `POST /openapi.json` with `Host:
+// a/users#` ran as `POST /users`, and was logged as the former), and one the URL parser refuses
+// (`Host: a b`) threw before any plugin could answer. So an HTTP/1.1 request must carry exactly one
+// Host, naming a host and an optional port (RFC 9112 §3.2), and a request target in absolute form
+// (RFC 9112 §3.2.2) is routed by its path, its authority standing in for the Host.
+import type { IncomingMessage } from 'node:http';
+
+/** A host name or IPv4 address (RFC 3986 reg-name, without percent-escapes) or an IP literal, and a port. */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=-]+)(?::\d{1,5})?$/;
+
+function isHost(value: string): boolean {
+  if (!HOST.test(value)) return false;
+  try {
+    // The port's range and the IP literal's form, as the fetch layer's own parser will read them.
+    return new URL(`http://${value}/`).pathname === '/';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Puts an absolute-form target into origin form (its authority into Host), and says what is wrong
+ * with the request's target or Host, if anything is.
+ */
+export function targetProblem(req: IncomingMessage): string | undefined {
+  const target = req.url ?? '';
+  if (/^https?:\/\//i.test(target)) {
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      return 'The request target is not a URL; send the path, as in GET /users HTTP/1.1.';
+    }
+    req.url = url.pathname + url.search;
+    req.headers.host = url.host;
+    return undefined;
+  }
+  if (!target.startsWith('/')) return 'The request target must be a path beginning with /.';
+  const hosts = req.headersDistinct.host ?? [];
+  if (hosts.length > 1) return `Send one Host header, not ${hosts.length}.`;
+  const [host] = hosts;
+  if (host === undefined) return req.httpVersion === '1.0' ? undefined : 'Send a Host header naming the service.';
+  if (!isHost(host)) return 'The Host header must name a host (a name or an IP address) and an optional port, and nothing else.';
+  return undefined;
+}
