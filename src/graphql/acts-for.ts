@@ -23,10 +23,14 @@ export function actsFor(ctx: GraphQLContext, userId: string): boolean {
   return actsForEveryone(ctx) || ctx.auth.userId === userId;
 }
 
-/** Why a request may not act for `userId`: no user token at all (401), or a token for someone else (403). */
-export function actingDenied(ctx: GraphQLContext, userId: string): UnauthenticatedError | ForbiddenError {
+/**
+ * Why a request may not act for `userId`: no user token at all (401), or a token for someone else
+ * (403). Without `userId` (a user the request did not name, like an order's), none is named.
+ */
+export function actingDenied(ctx: GraphQLContext, userId?: string): UnauthenticatedError | ForbiddenError {
   if (ctx.auth.userId === undefined) {
-    return new UnauthenticatedError(`This action on user ${userId}'s data needs their user token (Authorization: Bearer <jwt>).`);
+    const whose = userId === undefined ? "a user's data needs that user's" : `user ${userId}'s data needs their`;
+    return new UnauthenticatedError(`This action on ${whose} user token (Authorization: Bearer <jwt>).`);
   }
   return new ForbiddenError(`The user token is for another user; it may not act on user ${userId}'s data.`);
 }

@@ -164,6 +164,21 @@ describe("a user's own data", () => {
     expect(rows[0]!.n).toBe(1);
   });
 
+  it('without a token, an order reads alike whether it exists or not, and does not name its user', async () => {
+    const missing = 'ord_01jd3x3b8vfb9s1p4t4p6q2k7m';
+    const [existing, absent] = [await call('GET', `/orders/${bobsOrder}`, as()), await call('GET', `/orders/${missing}`, as())];
+    expect([existing.status, existing.challenge]).toEqual([401, 'Bearer realm="portico"']);
+    expect([absent.status, absent.body?.detail]).toEqual([401, existing.body?.detail]);
+    expect(existing.text).not.toContain(bob);
+    for (const id of [bobsOrder, missing]) {
+      for (const query of [`{ order(id: "${id}") { id } }`, `{ node(id: "${id}") { id } }`]) {
+        const gql = await graphql(query, as());
+        expect([query, gql.status], gql.text).toEqual([query, 401]);
+        expect(gql.text).not.toContain(bob);
+      }
+    }
+  });
+
   it('is open to an admin key without any user token', async () => {
     expect((await call('PATCH', `/users/${bob}`, { 'x-api-key': admin }, { name: 'Bob B.' })).status).toBe(200);
     expect((await call('GET', `/users/${bob}/orders`, { 'x-api-key': admin })).status).toBe(200);

@@ -4,7 +4,7 @@ import { NotFoundError } from '../../errors.ts';
 import { ORDERS_BY_USER_MAX, PAGE_SIZE } from '../../services/limits.ts';
 import { createOrder, findOrder, findOrdersByIds, listOrdersOfUser } from '../../services/orders.ts';
 import { InputCheck } from '../../services/validation.ts';
-import { actingDenied, actsFor, requireScope } from '../acts-for.ts';
+import { actingDenied, actsFor, actsForEveryone, requireScope } from '../acts-for.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 import { UserRef } from './user.ts';
@@ -12,13 +12,17 @@ import { UserRef } from './user.ts';
 const STATUSES = ORDER_STATUSES.map((status) => `\`${status}\``).join(', ');
 
 /**
- * An order as this request may see it: its own user's, or any with an admin key. Without a user
- * token the read needs one; with another user's token the order stays unseen (null).
+ * Reading an order by its id needs its user's token (or an admin key). Without a token the read is
+ * refused before any order is looked up, so the answer is the same whether the order exists or
+ * not, and names no user.
  */
+function requireOrderReader(ctx: GraphQLContext): void {
+  if (!actsForEveryone(ctx) && ctx.auth.userId === undefined) throw actingDenied(ctx);
+}
+
+/** An order as this request may see it: its own user's, or any with an admin key; else unseen (null). */
 function visibleOrder(ctx: GraphQLContext, order: OrderRecord | null): OrderRecord | null {
-  if (!order || actsFor(ctx, order.userId)) return order;
-  if (ctx.auth.userId === undefined) throw actingDenied(ctx, order.userId);
-  return null;
+  return order && actsFor(ctx, order.userId) ? order : null;
 }
 
 export const OrderRef = builder.node(builder.objectRef<OrderRecord>('Order'), {
@@ -27,6 +31,7 @@ export const OrderRef = builder.node(builder.objectRef<OrderRecord>('Order'), {
   // `node`/`nodes` read orders under the same rules as `order`.
   loadMany: async (ids, ctx) => {
     requireScope(ctx, 'orders:read', 'Order');
+    requireOrderReader(ctx);
     const orders = new Map((await findOrdersByIds(ctx.sql, ids)).map((order) => [order.id, order]));
     return ids.map((id) => visibleOrder(ctx, orders.get(id) ?? null));
   },
@@ -72,7 +77,10 @@ builder.queryField('order', (t) =>
     nullable: true,
     description: "The order with this id, or null if there is none (or it is another user's).",
     args: { id: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => visibleOrder(ctx, await findOrder(ctx.sql, String(args.id))),
+    resolve: async (_root, args, ctx) => {
+      requireOrderReader(ctx);
+      return visibleOrder(ctx, await findOrder(ctx.sql, String(args.id)));
+    },
   }),
 );
 
