@@ -11,11 +11,16 @@
 import { hash, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { idFromParts, writeIdParts } from '../db/ids.ts';
 import { ValidationError } from '../errors.ts';
+import { NAME_MAX_LENGTH } from '../services/limits.ts';
 
 const VERSION = 2;
 const TAG_BYTES = 12;
-/** Longer input is refused before any work: a name sort's cursor holds the name (at most 200 characters). */
-const MAX_CURSOR_LENGTH = 1024;
+/**
+ * The longest cursor minted, and so the longest taken (longer input is refused before any work): a
+ * name sort's, holding the version, the longest name (up to 4 bytes of UTF-8 a character, after its
+ * kind and length), an id and the tag, in base64url.
+ */
+export const MAX_CURSOR_LENGTH = Math.ceil(((1 + 3 + 4 * NAME_MAX_LENGTH + 20 + TAG_BYTES) * 4) / 3);
 
 /** How each value of a position is written. */
 const Kind = {

@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document of the REST facade, derived from the route table and the REST view of the
 // GraphQL schema: resource schemas come from the GraphQL types (through SOFA's converter), and the
 // HTTP contract the adapter adds (statuses, Location, Problem Details, media types) is described here.
+import { MAX_CURSOR_LENGTH } from '../pagination/cursor.ts';
 import { servesRead } from '../refusals.ts';
 import { buildSchemaObjectFromType } from 'sofa-api';
 import { assertSchema, getNamedType, isInputObjectType, isNonNullType, isObjectType, type GraphQLSchema } from 'graphql';
@@ -19,6 +20,9 @@ import { MAX_BODY_BYTES } from '../request-limits.ts';
 import { restSchema } from './rest-schema.ts';
 import { ROUTES, TAGS, pathParameters, queryParameters, routeField, type RestRoute } from './routes.ts';
 import type { ServerPlugin } from '../plugins/server-context.ts';
+
+/** A cursor in the current format (a page by creation time), for the examples. */
+const EXAMPLE_CURSOR = 'AgEBi8_laAADdXNyAZNH0a0betOQ2JoljXFM9NZw1M2OxCjxtMLJcg';
 
 type Json = Record<string, unknown>;
 
@@ -39,7 +43,8 @@ const CUSTOM_SCALARS = {
 const FIELD_RULES: Record<string, Json> = {
   'User.id': { pattern: idPattern('user'), example: EXAMPLE_USER_ID },
   'User.name': { minLength: 1, maxLength: NAME_MAX_LENGTH, example: 'Ada Lovelace' },
-  'User.email': { format: 'email', maxLength: EMAIL_MAX_LENGTH, example: 'ada@example.com' },
+  // Addresses may hold any letters (RFC 6531), as the service takes them.
+  'User.email': { format: 'idn-email', maxLength: EMAIL_MAX_LENGTH, example: 'ada@example.com' },
   'Order.id': { pattern: idPattern('order'), example: EXAMPLE_ORDER_ID },
   'Order.userId': { pattern: idPattern('user'), example: EXAMPLE_USER_ID },
   'Order.total': { minimum: 0, maximum: TOTAL_MAX, example: 1999 },
@@ -85,7 +90,7 @@ const PARAMETER_RULES: Record<string, Json> = {
   // No examples for the alternative paging styles: documentation tools would send them together.
   page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX },
   after_id: { type: 'string', pattern: idPattern('user') },
-  cursor: { type: 'string', maxLength: 512 },
+  cursor: { type: 'string', maxLength: MAX_CURSOR_LENGTH },
   sort: { type: 'string', enum: [...USER_SORTS], default: 'createdAt', example: '-createdAt' },
 };
 
@@ -197,6 +202,26 @@ const RATE_LIMIT_HEADERS = {
 
 const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);
 const ref = (kind: 'schemas' | 'responses' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const RATE_LIMIT_FIELDS = { 'RateLimit-Policy': ref('headers', 'RateLimit-Policy'), RateLimit: ref('headers', 'RateLimit') };
+/** Refused before the API key is looked at, so without the key's RateLimit fields. */
+const BEFORE_THE_KEY: ReadonlySet<ProblemKind> = new Set(['uri-too-long']);
+
+/** The headers a problem of `kind` comes with: its own, and the RateLimit fields once the key is known. */
+function documentedHeaders(kind: ProblemKind): Json {
+  return { ...(BEFORE_THE_KEY.has(kind) ? {} : RATE_LIMIT_FIELDS), ...RESPONSE_HEADERS[RESPONSE_OF_KIND[kind]!] };
+}
+
+/**
+ * Whether an input field may be sent as null: when its resource holds null there too (a webhook
+ * endpoint's `events`: every type; its `description`: none), null sets that. Other nullable input
+ * fields are null only in GraphQL's sense of "not given"; sent as null, they are refused or mean
+ * their default, so the document asks for a value.
+ */
+function nullInResource(schema: GraphQLSchema, inputName: string, field: string): boolean {
+  const resource = schema.getType(RESOURCE_OF_INPUT[inputName] ?? '');
+  const same = isObjectType(resource) ? resource.getFields()[field] : undefined;
+  return same !== undefined && !isNonNullType(same.type);
+}
 
 /** A GraphQL object or input type as a JSON Schema, with nullability and the services' constraints. */
 function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?: string[]; closed?: boolean } = {}): Json {
@@ -216,8 +241,10 @@ function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?:
   for (const [name, property] of Object.entries(built.properties)) {
     if (options.omit?.includes(name)) continue;
     const rules = FIELD_RULES[`${RESOURCE_OF_INPUT[typeName] ?? typeName}.${name}`] ?? {};
-    const nullable = !isNonNullType(fields[name]!.type) && isObjectType(type);
+    const nullable = !isNonNullType(fields[name]!.type) && (isObjectType(type) || nullInResource(schema, typeName, name));
     const scalar = typeof property.type === 'string' && property.type !== 'object' && property.type !== 'array';
+    // An array or a scalar may be null; an object property is a $ref, which no field here is nullable as.
+    const nullableType = nullable && typeof property.type === 'string' && property.type !== 'object';
     const example = scalar && !('example' in rules) ? exampleOf(typeName, name) : undefined;
     // A string every answer or input must hold is never empty (an id, a name, a URL…).
     const nonEmpty = property.type === 'string' && !nullable && required.includes(name) && !EMPTY_ALLOWED.has(`${typeName}.${name}`);
@@ -226,7 +253,7 @@ function objectSchema(schema: GraphQLSchema, typeName: string, options: { omit?:
       ...(nonEmpty ? { minLength: 1 } : {}),
       ...rules,
       ...(example === undefined ? {} : { example }),
-      ...(nullable && scalar ? { type: [property.type, 'null'] } : {}),
+      ...(nullableType ? { type: [property.type, 'null'] } : {}),
     };
   }
   return {
@@ -308,8 +335,6 @@ const RESPONSE_HEADERS: Partial<Record<string, Json>> = {
       description: 'Seconds until the budget renews and the request would be admitted.',
       schema: { type: 'integer', minimum: 1, example: 42 },
     },
-    'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
-    RateLimit: ref('headers', 'RateLimit'),
   },
 };
 
@@ -320,7 +345,7 @@ function errorResponses(kinds: readonly ProblemKind[]): Json {
     [...byStatus].map(([status, shared]): [number, Json] => {
       if (shared.length === 1) return [status, ref('responses', RESPONSE_OF_KIND[shared[0]!]!)];
       const headers: Json = {};
-      for (const kind of shared) Object.assign(headers, RESPONSE_HEADERS[RESPONSE_OF_KIND[kind]!]);
+      for (const kind of shared) Object.assign(headers, documentedHeaders(kind));
       return [
         status,
         {
@@ -350,8 +375,7 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
   const resultType = getNamedType(field.type).name;
   const writes = !isSafeMethod(route.method);
   const successHeaders = {
-    'RateLimit-Policy': ref('headers', 'RateLimit-Policy'),
-    RateLimit: ref('headers', 'RateLimit'),
+    ...RATE_LIMIT_FIELDS,
     ...(writes ? { [IDEMPOTENT_REPLAYED_HEADER]: IDEMPOTENT_REPLAYED } : {}),
   };
   const success =
@@ -402,7 +426,7 @@ const EMPTY_ALLOWED = new Set(['WebhookAttempt.signature']);
 
 /** Examples of fields whose type's example holds null or nothing, by `Type.field` or field name. */
 const PROPERTY_EXAMPLES: Record<string, unknown> = {
-  nextCursor: 'AZv-No-CtvnTnWqAWsQ9iOWWxeXUxI9py6eIs2Iae1clDDDTbVro5',
+  nextCursor: EXAMPLE_CURSOR,
   hasMore: true,
   page: 3,
   limit: 20,
@@ -442,11 +466,11 @@ function exampleOf(typeName: string, name: string): unknown {
 function exampleFor(typeName: string): Json {
   const examples: Record<string, unknown> = {
     WebhookAttempt: EXAMPLE_DELIVERY.attempts[0],
-    CursorPagination: { nextCursor: 'AZv-No-CtvnTnWqAWsQ9iOWWxeXUxI9py6eIs2Iae1clDDDTbVro5', hasMore: true },
+    CursorPagination: { nextCursor: EXAMPLE_CURSOR, hasMore: true },
     OffsetPagination: { page: 3, limit: 20, total: 1234, totalPages: 62 },
     User: EXAMPLE_USER,
     Order: EXAMPLE_ORDER,
-    UserList: { data: [EXAMPLE_USER], pagination: { nextCursor: 'AZv-No-CtvnTnWqAWsQ9iOWWxeXUxI9py6eIs2Iae1clDDDTbVro5', hasMore: true } },
+    UserList: { data: [EXAMPLE_USER], pagination: { nextCursor: EXAMPLE_CURSOR, hasMore: true } },
     OrderList: { items: [EXAMPLE_ORDER], nextCursor: null },
     Event: EXAMPLE_EVENT,
     EventList: { items: [EXAMPLE_EVENT], nextCursor: 'AgAAAAAB6wNldnQBk0h6pr0FQFhCUa2iEQ6cb1A2Z3eWfYzJ', hasMore: false },
@@ -509,13 +533,13 @@ function problemResponses(): Json {
       instance: '/users',
       ...(kind === 'invalid-input' ? { errors: [{ field: 'email', message: 'must be an email address like ada@example.com' }] } : {}),
     };
-    const headers = RESPONSE_HEADERS[name];
+    const headers = documentedHeaders(kind);
     responses[name] = {
       description:
         name === 'ServiceUnavailable'
           ? `The database cannot be reached (\`${PROBLEM_TYPE_BASE}unavailable\`, with Retry-After), or the request or one of its statements ran past its time limit (\`${PROBLEM_TYPE_BASE}timeout\`).`
           : title,
-      ...(headers ? { headers } : {}),
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
       content: { 'application/problem+json': { schema: ref('schemas', 'Problem'), example } },
     };
   }

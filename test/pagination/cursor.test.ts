@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../src/errors.ts';
-import { CursorCodec } from '../../src/pagination/cursor.ts';
+import { CursorCodec, MAX_CURSOR_LENGTH } from '../../src/pagination/cursor.ts';
+import { NAME_MAX_LENGTH } from '../../src/services/limits.ts';
 
 const codec = new CursorCodec('a-secret-of-at-least-thirty-two-characters');
 
@@ -28,6 +29,15 @@ describe('cursor codec', () => {
     expect(
       codec.decode('users/sort:name', codec.encode('users/sort:name', ['Zoë Ávila', 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m']), 'cursor'),
     ).toEqual(['Zoë Ávila', 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m']);
+  });
+
+  it("takes back every cursor it mints, the longest name's too, and says how long that is", () => {
+    // A name of the most characters, each taking 4 bytes in UTF-8.
+    const longest = ['\u{1D538}'.repeat(NAME_MAX_LENGTH), 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m'];
+    const cursor = codec.encode('users/sort:-name', longest);
+    expect(cursor.length).toBe(MAX_CURSOR_LENGTH);
+    expect(codec.decode('users/sort:-name', cursor, 'cursor')).toEqual(longest);
+    expect(rejection(() => codec.decode('users/sort:-name', `${cursor}A`, 'cursor')).fieldErrors[0]!.field).toBe('cursor');
   });
 
   it('mints the cursors earlier releases minted, so cursors already handed out keep working', () => {

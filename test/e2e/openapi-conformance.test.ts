@@ -1,0 +1,118 @@
+// What the OpenAPI document promises against what a running server answers: real requests on every
+// REST route, successes and problems, each body validated with a JSON Schema 2020-12 validator
+// (ajv, with its formats) against the schema the document gives for that operation and status. A
+// client generated from the document must be able to read every answer.
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { buildOpenApiDocument } from '../../src/rest/openapi.ts';
+import { schema } from '../../src/graphql/schema.ts';
+import { usedCredential } from '../support/credentials.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+type Json = Record<string, unknown>;
+interface Operation {
+  responses: Record<string, { $ref?: string; content?: Record<string, { schema: Json }> }>;
+}
+
+let server: TestServer;
+let document: { paths: Record<string, Record<string, Operation>>; components: { responses: Record<string, Json> } };
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats.default(ajv);
+// RFC 6531 addresses (non-ASCII local parts and domains); ajv-formats has no checker of its own for them.
+ajv.addFormat('idn-email', /^[^\s@]+@[^\s@]+$/u);
+const validators = new Map<string, ValidateFunction>();
+
+beforeAll(async () => {
+  server = await startTestServer({ webhooks: { ...loadConfig({}).webhooks, allowedHosts: ['127.0.0.1'] } });
+  document = buildOpenApiDocument(schema, 'test', server.url) as typeof document;
+  ajv.addSchema(document, 'openapi.json');
+});
+afterAll(() => server.close());
+
+/** The documented path a request path falls under, by its parameters' positions. */
+function templateOf(path: string): string {
+  const bare = path.split('?')[0]!;
+  const found = Object.keys(document.paths).find((template) => new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}$`).test(bare));
+  if (!found) throw new Error(`no documented path for ${bare}`);
+  return found;
+}
+
+/** Validates the answer to `method path` against the document; returns the parsed body. */
+async function conforming(method: string, path: string, init: { json?: unknown; headers?: Record<string, string> } = {}) {
+  const response = await server.fetch(path, {
+    method,
+    headers: { ...(init.json === undefined ? {} : { 'content-type': 'application/json' }), ...init.headers },
+    body: init.json === undefined ? undefined : JSON.stringify(init.json),
+  });
+  const text = await response.text();
+  const template = templateOf(path);
+  const operation = document.paths[template]![method.toLowerCase()];
+  expect(operation, `${method} ${template} is documented`).toBeDefined();
+  let answer = operation!.responses[String(response.status)];
+  expect(answer, `${method} ${template} documents ${response.status}: ${text}`).toBeDefined();
+  if (answer!.$ref) answer = document.components.responses[answer!.$ref.split('/').pop()!];
+  const contentType = response.headers.get('content-type')?.split(';')[0] ?? '';
+  if (!answer!.content) {
+    expect(text, `${method} ${template} ${response.status} has no body`).toBe('');
+    return { status: response.status, body: undefined };
+  }
+  const declared = answer!.content[contentType];
+  expect(declared, `${method} ${template} ${response.status} is documented in ${contentType}`).toBeDefined();
+  const key = `${method} ${template} ${response.status}`;
+  let validate = validators.get(key);
+  if (!validate) {
+    validate = ajv.compile(resolved(declared!.schema));
+    validators.set(key, validate);
+  }
+  const body: unknown = JSON.parse(text);
+  expect(validate(body) ? [] : validate.errors, `${key}: ${text}`).toEqual([]);
+  return { status: response.status, body: body as Json };
+}
+
+/** A schema whose `$ref`s point into the document registered as `openapi.json`. */
+function resolved(schemaPart: Json): Json {
+  return JSON.parse(JSON.stringify(schemaPart).replaceAll('"#/components/', '"openapi.json#/components/')) as Json;
+}
+
+describe('every REST answer is what the OpenAPI document says it is', () => {
+  it('users and orders, successes and problems', async () => {
+    const created = await conforming('POST', '/users', { json: { name: 'Åsa Öberg', email: 'ÅSA@bücher.example' } });
+    expect(created.status).toBe(201);
+    const user = created.body!.id as string;
+    await conforming('GET', `/users/${user}`);
+    await conforming('GET', '/users?limit=1&sort=-name');
+    await conforming('GET', '/users?page=1&limit=1');
+    await conforming('PATCH', `/users/${user}`, { json: { name: 'Åsa' } });
+    await conforming('PUT', `/users/${user}`, { json: { name: 'Åsa Ö.', email: 'åsa@bücher.example' } });
+    const order = await conforming('POST', `/users/${user}/orders`, { json: { total: 1999 } });
+    await conforming('GET', `/users/${user}/orders`);
+    await conforming('GET', `/orders/${order.body!.id as string}`);
+    await conforming('GET', '/events?limit=2');
+
+    expect((await conforming('GET', '/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m')).status).toBe(404);
+    expect((await conforming('POST', '/users', { json: { name: 'x' } })).status).toBe(400);
+    expect((await conforming('POST', '/users', { json: { name: 'Again', email: 'åsa@bücher.example' } })).status).toBe(409);
+    expect((await conforming('GET', '/users', { headers: { 'x-api-key': '' } })).status).toBe(401);
+    expect((await conforming('DELETE', `/users/${user}`)).status).toBe(204);
+  });
+
+  it('webhook endpoints, their deliveries and their secrets', async () => {
+    const created = await conforming('POST', '/webhook-endpoints', {
+      json: { url: 'http://127.0.0.1:9/hooks', events: null, description: null },
+    });
+    expect(created.status).toBe(201);
+    usedCredential(created.body!.secret as string);
+    const endpoint = created.body!.id as string;
+    await conforming('GET', `/webhook-endpoints/${endpoint}`);
+    await conforming('GET', '/webhook-endpoints');
+    await conforming('PATCH', `/webhook-endpoints/${endpoint}`, { json: { events: ['ORDER_CREATED'], description: 'Orders' } });
+    await conforming('PATCH', `/webhook-endpoints/${endpoint}`, { json: { events: null, description: null } });
+    const rotated = await conforming('POST', `/webhook-endpoints/${endpoint}/secrets`, { json: {} });
+    usedCredential(rotated.body!.secret as string);
+    await conforming('GET', `/webhook-endpoints/${endpoint}/deliveries`);
+    await conforming('POST', `/webhook-endpoints/${endpoint}/redeliveries`, { json: {} });
+    expect((await conforming('DELETE', `/webhook-endpoints/${endpoint}`)).status).toBe(204);
+  });
+});
