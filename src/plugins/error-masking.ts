@@ -1,7 +1,7 @@
 // How errors leave GraphQL: domain errors become coded errors with their problem type; errors
 // graphql-js raised about the request itself (syntax, validation, variables) are BAD_USER_INPUT;
 // anything else is masked to INTERNAL, and the original goes to the log with the request id.
-import { GraphQLError } from 'graphql';
+import { GraphQLError, type GraphQLHTTPErrorExtensions } from 'graphql';
 import { databaseFailureOf } from '../db/failures.ts';
 import {
   DomainError,
@@ -112,15 +112,14 @@ function asRequestError(error: GraphQLError): GraphQLError {
   // Yoga's own failure to pick the operation (an operationName the document lacks, or several
   // operations and no name) is a request that cannot run like one that does not validate; yoga
   // answers it 400 whatever the client accepts.
-  // Yoga attaches the JSON parser's own error to a body that does not parse, and answers that 400
-  // whatever the client accepts, as GraphQL over HTTP asks, because the error is there. It quotes
-  // the body back, so it goes, and the status is kept without it.
-  const { originalError: parserError, ...extensions } = error.extensions ?? {};
+  // Yoga attaches the JSON parser's own error to a body that does not parse, quoting the body back;
+  // it goes.
+  const { originalError: _parserError, ...extensions } = error.extensions ?? {};
   const http =
     error.extensions?.code === OPERATION_RESOLUTION_FAILURE
       ? { status: 400, spec: true }
-      : parserError !== undefined
-        ? { status: 400 }
+      : error.extensions?.code === NOT_WELL_FORMED
+        ? notWellFormed(error.extensions.http)
         : (error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined));
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
   const limit = ARMOR_REJECTION.exec(error.message)?.[1];
@@ -136,6 +135,22 @@ function asRequestError(error: GraphQLError): GraphQLError {
     path: error.path,
     extensions: { ...extensions, ...(http ? { http } : {}), code, type: PROBLEM_TYPE_BASE + kind },
   });
+}
+
+/**
+ * The code yoga gives a request that is not a well-formed GraphQL request: a body that is not JSON,
+ * a batch, `query` missing or not a string, `variables` or `extensions` not objects.
+ */
+const NOT_WELL_FORMED = 'BAD_REQUEST';
+
+/**
+ * Such a request is 400 whatever the client accepts (GraphQL over HTTP keeps 200 for well-formed
+ * requests whose document cannot run), where yoga lets a missing `query` be 200 to
+ * `application/json`, and it says nothing of methods, where yoga adds `Allow: GET, POST` to a 400;
+ * a 405 (a mutation sent with GET) keeps its status and its Allow.
+ */
+function notWellFormed(http: GraphQLHTTPErrorExtensions | undefined): GraphQLHTTPErrorExtensions {
+  return http?.status === 405 ? http : { status: http?.status ?? 400 };
 }
 
 /** The code yoga gives its refusal of a request whose operation it cannot determine. */

@@ -442,6 +442,29 @@ describe('GraphQL requests that cannot run', () => {
     }
   });
 
+  it('answers a request that is not a well-formed GraphQL request 400 whatever the client accepts, with no Allow', async () => {
+    for (const body of ['{}', '{"query": 123}', '{"query": "{ __typename }", "variables": "x"}', '[]', '{"query": "{ __typename }"']) {
+      for (const accept of ['application/json', 'application/graphql-response+json']) {
+        const response = await server.fetch('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', accept }, body });
+        const answer = (await response.json()) as { errors: { extensions: { code: string } }[] };
+        expect([body, accept, response.status, response.headers.get('allow'), answer.errors[0]?.extensions.code]).toEqual([
+          body,
+          accept,
+          400,
+          null,
+          'BAD_USER_INPUT',
+        ]);
+      }
+    }
+    // A well-formed request whose document does not parse is one that cannot run: 200 to application/json.
+    const syntax = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: '{"query": "{ users { "}',
+    });
+    expect(syntax.status).toBe(200);
+  });
+
   it.each([
     ['variables', 'notjson'],
     ['extensions', '{'],
