@@ -13,8 +13,10 @@ const ID_DESCRIPTIONS: Record<IdKind, string> = {
   event: 'an event id like evt_01jd3x3b8vfb9s1p4t4p6q2k7m',
   webhookEndpoint: 'a webhook endpoint id like wep_01jd3x3b8vfb9s1p4t4p6q2k7m',
 };
-// Deliberately plain: one @, no spaces, a dotted domain. Deliverability is the mail system's job.
-const EMAIL_PATTERN = /^[^\s@]{1,64}@[^\s@.]+(\.[^\s@.]+)+$/;
+// Deliberately plain: one @, no spaces, a dotted domain, and no dot or hyphen where no mail system
+// takes one (a local part's dots only between characters, RFC 5321's dot-atom; a domain label's
+// hyphens only inside it, as host names have them). Deliverability is the mail system's job.
+const EMAIL_PATTERN = /^(?!\.)(?!.*\.\.)[^\s@]{1,64}(?<!\.)@(?!-)[^\s@.]+(?<!-)(\.(?!-)[^\s@.]+(?<!-))+$/;
 /** C0 and C1 controls, NUL included. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
 /**

@@ -52,6 +52,13 @@ describe('createUser', () => {
     [{ name: 'x'.repeat(201), email: 'a@example.com' }, ['name']],
     [{ name: 'Ok', email: 'not-an-email' }, ['email']],
     [{ name: 'Ok', email: 'two@@example.com' }, ['email']],
+    // Dots and hyphens where no mail system takes them (RFC 5321 dot-atoms and host names).
+    [{ name: 'Ok', email: 'x..y@example.com' }, ['email']],
+    [{ name: 'Ok', email: '.x@example.com' }, ['email']],
+    [{ name: 'Ok', email: 'x.@example.com' }, ['email']],
+    [{ name: 'Ok', email: 'x@-example.com' }, ['email']],
+    [{ name: 'Ok', email: 'x@example-.com' }, ['email']],
+    [{ name: 'Ok', email: 'x@example.-com' }, ['email']],
     [{ name: 'Ok', email: `${'a'.repeat(250)}@example.com` }, ['email']],
     [{ name: '', email: 'nope' }, ['name', 'email']],
   ])('refuses %j with BAD_USER_INPUT naming %j', async (input, fields) => {
@@ -70,6 +77,12 @@ describe('createUser', () => {
   it('accepts a name of exactly 200 characters, counted as characters not bytes', async () => {
     const user = await createUser({ name: 'é'.repeat(200) });
     expect([...user.name]).toHaveLength(200);
+  });
+
+  it('accepts the plain addresses people have: dots, plus tags, hyphens inside names, any letters', async () => {
+    for (const email of ['ada.king+news@example.com', 'a-b@mail-server.example.co.uk', 'zoë@bücher.example', 'x@a.b']) {
+      expect((await createUser({ email })).email).toBe(email);
+    }
   });
 
   it('refuses a missing field as a GraphQL input error', async () => {
