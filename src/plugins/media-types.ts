@@ -1,10 +1,10 @@
 // A GraphQL POST in a media type yoga cannot read (text/plain, say, or JSON in another charset than
-// UTF-8) gets 415 with an error that says what to send, in the GraphQL face's format, rather than
+// UTF-8, or compressed) gets 415 with an error that says what to send, in the GraphQL face's format, rather than
 // yoga's empty 415 (or its reading of the bytes as UTF-8 whatever they are); a request by a method
 // GraphQL is not served by (PUT, DELETE …) gets 405 naming the two it is; and one whose Accept allows
 // none of the media types GraphQL answers in gets 406 saying which they are, rather than yoga's
 // empty 406 (in JSON all the same, which HTTP allows: an explanation beats an empty body).
-import { charsetDetail, foreignCharset } from '../http/charset.ts';
+import { ACCEPTED_CODINGS, charsetDetail, codingDetail, foreignCharset, foreignCoding } from '../http/body-encoding.ts';
 import { GRAPHQL_METHODS, methodNotAllowed, refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
@@ -35,8 +35,14 @@ export function useGraphQLMediaTypes(): ServerPlugin {
         return;
       }
       if (requestParser) {
-        const charset = request.method === 'POST' ? foreignCharset(request.headers.get('content-type')) : undefined;
-        if (charset !== undefined) endResponse(refuse(request, { kind: 'unsupported-media-type', detail: charsetDetail(charset) }));
+        if (request.method !== 'POST') return;
+        const coding = foreignCoding(request.headers.get('content-encoding'));
+        const charset = foreignCharset(request.headers.get('content-type'));
+        if (coding !== undefined) {
+          endResponse(refuse(request, { kind: 'unsupported-media-type', detail: codingDetail(coding), headers: ACCEPTED_CODINGS }));
+        } else if (charset !== undefined) {
+          endResponse(refuse(request, { kind: 'unsupported-media-type', detail: charsetDetail(charset) }));
+        }
         return;
       }
       if (request.method !== 'GET' && request.method !== 'POST') {

@@ -4,7 +4,7 @@
 // `constructor` are reported as sent, never resolved against JavaScript's prototypes.
 import { getNamedType, isInputObjectType, type GraphQLSchema } from 'graphql';
 import { problem, type FieldError } from '../errors.ts';
-import { charsetDetail, foreignCharset } from '../http/charset.ts';
+import { ACCEPTED_CODINGS, charsetDetail, codingDetail, foreignCharset, foreignCoding } from '../http/body-encoding.ts';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '../request-limits.ts';
 import { RequestProblem } from './problem-details.ts';
 import { routeField, type RestRoute } from './routes.ts';
@@ -103,14 +103,16 @@ export async function inputFor(
   if (body.optional && bytes.byteLength === 0) return { input: inputFrom({}, body.fromPath, params), errors: [] };
   const contentType = request.headers.get('content-type');
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
-  const unsupported = (detail: string) =>
-    new RequestProblem(
-      problem('unsupported-media-type', detail),
-      route.method === 'PATCH' ? { 'accept-patch': body.mediaTypes.join(', ') } : {},
-    );
+  const unsupported = (detail: string, headers: Record<string, string> = {}) =>
+    new RequestProblem(problem('unsupported-media-type', detail), {
+      ...(route.method === 'PATCH' ? { 'accept-patch': body.mediaTypes.join(', ') } : {}),
+      ...headers,
+    });
   if (!mediaType || !body.mediaTypes.includes(mediaType)) {
     throw unsupported(`Send the body as ${body.mediaTypes.join(' or ')}${mediaType ? `, not ${mediaType}` : ''}.`);
   }
+  const coding = foreignCoding(request.headers.get('content-encoding'));
+  if (coding !== undefined) throw unsupported(codingDetail(coding), ACCEPTED_CODINGS);
   const charset = foreignCharset(contentType);
   if (charset !== undefined) throw unsupported(charsetDetail(charset));
   const input = parse(decodeUtf8(bytes));

@@ -3,6 +3,7 @@
 // media type GraphQL does not take, and clients that hang up mid-request. Each is a 4xx with
 // Problem Details (or a coded GraphQL error), never a 500, never a stack trace, and nothing is stored.
 import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { match } from '../support/match.ts';
 import { expectProblem, rest, type User } from '../support/rest.ts';
@@ -311,6 +312,37 @@ describe('GraphQL bodies in other media types', () => {
       });
       expect([charset, response.status]).toEqual([charset, 200]);
     }
+  });
+
+  it('answers a compressed body with 415 and Accept-Encoding: identity on both faces, storing nothing', async () => {
+    const before = await userCount();
+    const gzipped = (value: unknown) => gzipSync(JSON.stringify(value));
+    const graphql = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', accept: 'application/graphql-response+json' },
+      body: gzipped({ query: 'mutation { createUser(input: { name: "Zip", email: "zip@example.com" }) { id } }' }),
+    });
+    expect([graphql.status, graphql.headers.get('accept-encoding')]).toEqual([415, 'identity']);
+    const body = (await graphql.json()) as { errors: { message: string }[] };
+    expect(body.errors[0]!.message).toMatch(/uncompressed, not in gzip/);
+    const rest = await server.fetch('/users', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipped({ name: 'Zip', email: 'zip@example.com' }),
+    });
+    expect([rest.status, rest.headers.get('accept-encoding')]).toEqual([415, 'identity']);
+    expect(await rest.json()).toMatchObject({
+      type: 'https://portico.dev/problems/unsupported-media-type',
+      detail: match.stringMatching(/gzip/),
+    });
+    expect(await userCount()).toBe(before);
+    // identity is no coding at all.
+    const plain = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
+      body: '{"query":"{ __typename }"}',
+    });
+    expect(plain.status).toBe(200);
   });
 
   it('says a body is not JSON without echoing it or the parser error back', async () => {
