@@ -151,6 +151,8 @@ export interface DeliveryConfig {
   timeoutMs: number;
   /** Attempts one worker runs at once. */
   concurrency: number;
+  /** Attempts one worker runs at once to one endpoint: a receiver that hangs holds this many of its places, not all. */
+  endpointConcurrency: number;
   /** How often a worker looks for due deliveries when no notification woke it. */
   pollMs: number;
 }
@@ -445,6 +447,7 @@ export function loadConfig(env: Env = process.env): Config {
         retryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', '0,1m,5m,30m', 20, 7 * 86_400_000),
         timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
         concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
+        endpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1, 10_000),
         pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 600_000),
       },
     },

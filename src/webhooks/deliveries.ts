@@ -25,14 +25,32 @@ export interface ClaimedDelivery {
   previousSecret: string | null;
 }
 
+// Due deliveries are taken endpoint by endpoint, each endpoint's earliest first and no more than
+// leave it `$3` attempts under way in this worker (`$4`/`$5`: the endpoints it has attempts under
+// way to, and how many), then the earliest of all of them: one receiver that hangs, with thousands
+// due, holds `$3` of a worker's places and delays no other endpoint. The worker counts its own
+// attempts because a count kept in the table would need an index on the lease, and every claim would
+// then rewrite index entries (claims are HOT updates: deliveries.test.ts). A delivery is locked as it
+// is read (skipped if another worker holds it); those read but not taken are released when the
+// statement ends.
 const CLAIM = statement(
   'deliveries_claim',
-  `with due as (
-     select d.event_id, d.endpoint_id from webhook_deliveries d
-     join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
-     where d.state in ('pending', 'failed') and d.next_attempt_at <= now() and (d.locked_until is null or d.locked_until <= now())
-     order by d.next_attempt_at limit $1
-     for update of d skip locked),
+  `with busy as (
+     select * from unnest($4::text[], $5::int[]) as b(endpoint_id, n)),
+   candidates as (
+     select x.event_id, x.endpoint_id, x.next_attempt_at,
+       coalesce(busy.n, 0) + row_number() over (partition by x.endpoint_id order by x.next_attempt_at) as place
+     from webhook_endpoints e
+     left join busy on busy.endpoint_id = e.id
+     cross join lateral (
+       select d.event_id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
+       where d.endpoint_id = e.id and d.state in ('pending', 'failed') and d.next_attempt_at <= now()
+         and (d.locked_until is null or d.locked_until <= now())
+       order by d.next_attempt_at limit $3
+       for update of d skip locked) x
+     where e.enabled and coalesce(busy.n, 0) < $3),
+   due as (
+     select event_id, endpoint_id from candidates where place <= $3 order by next_attempt_at limit $1),
    claimed as (
      update webhook_deliveries d set locked_until = now() + $2 * interval '1 millisecond',
        attempts = d.attempts + 1, attempts_total = d.attempts_total + 1
@@ -44,9 +62,15 @@ const CLAIM = statement(
    from claimed c join events ev on ev.id = c.event_id join webhook_endpoints e on e.id = c.endpoint_id`,
 );
 
-/** Claims up to `limit` due deliveries of enabled endpoints for `leaseMs`. */
-export async function claimDeliveries(sql: Sql, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  return sql.rows<ClaimedDelivery>(CLAIM, [limit, leaseMs]);
+/** How many attempts a worker may have under way to one endpoint, and how many it has, by endpoint. */
+export interface EndpointPlaces {
+  perEndpoint: number;
+  busy: ReadonlyMap<string, number>;
+}
+
+/** Claims up to `limit` due deliveries of enabled endpoints for `leaseMs`, within `places`. */
+export async function claimDeliveries(sql: Sql, limit: number, leaseMs: number, places: EndpointPlaces): Promise<ClaimedDelivery[]> {
+  return sql.rows<ClaimedDelivery>(CLAIM, [limit, leaseMs, places.perEndpoint, [...places.busy.keys()], [...places.busy.values()]]);
 }
 
 /** What became of one attempt. */

@@ -53,6 +53,8 @@ export class DeliveryWorker {
   #loop: Promise<void> | undefined;
   #stopped = false;
   #inFlight = 0;
+  /** Attempts under way, by endpoint (those with none are left out). */
+  readonly #busy = new Map<string, number>();
   #poked = false;
   #wake: (() => void) | undefined;
   #toSettle: Settled[] = [];
@@ -114,7 +116,10 @@ export class DeliveryWorker {
       if (room > 0 && (this.#inFlight === 0 || room >= Math.ceil(delivery.concurrency / 4))) {
         let claimed: ClaimedDelivery[];
         try {
-          claimed = await claimDeliveries(sql, room, leaseMs(delivery.timeoutMs));
+          claimed = await claimDeliveries(sql, room, leaseMs(delivery.timeoutMs), {
+            perEndpoint: delivery.endpointConcurrency,
+            busy: this.#busy,
+          });
         } catch (error) {
           if (this.#failingSince === undefined) {
             this.#failingSince = Date.now();
@@ -179,6 +184,7 @@ export class DeliveryWorker {
 
   async #attempt(claim: ClaimedDelivery): Promise<void> {
     this.#inFlight++;
+    this.#busy.set(claim.endpointId, (this.#busy.get(claim.endpointId) ?? 0) + 1);
     const { delivery, logger, sql } = this.#deps;
     const startedAt = new Date();
     const span = startAttemptSpan(claim);
@@ -215,6 +221,9 @@ export class DeliveryWorker {
     });
     void this.#settle();
     this.#inFlight--;
+    const busy = this.#busy.get(claim.endpointId)! - 1;
+    if (busy === 0) this.#busy.delete(claim.endpointId);
+    else this.#busy.set(claim.endpointId, busy);
     if (this.#inFlight === 0) this.#idle?.();
     this.#poke();
   }
@@ -232,7 +241,11 @@ export class DeliveryWorker {
         this.#toSettle.unshift(...batch);
         setTimeout(() => void this.#settle(), this.#deps.delivery.pollMs).unref();
       })
-      .finally(() => (this.#settling = undefined));
+      .finally(() => {
+        this.#settling = undefined;
+        // Settled attempts no longer count against their endpoint's places: what waited on them may go.
+        this.#poke();
+      });
     await this.#settling;
   }
 }

@@ -452,6 +452,30 @@ describe('failures of the worker and the database', () => {
     await settledDelivery(endpoint.id, 'user.created', 'succeeded');
   });
 
+  it('a receiver that never answers holds its own places only: the other endpoints get their events meanwhile', () =>
+    apart(async (isolated, own) => {
+      // Attempts wait far longer than the test does, so the silent receiver's stay under way throughout.
+      const worker = await startTestWorker(isolated, { concurrency: 4, endpointConcurrency: 2, timeoutMs: 60_000 });
+      try {
+        const silent = await register(isolated, own, ['USER_CREATED']);
+        const healthy = await register(isolated, own, ['USER_CREATED']);
+        own.answer = answerAt(silent, () => ({ hang: true }));
+        for (let i = 0; i < 10; i++) await createUser(isolated);
+        await eventually(
+          () => requestsAt(healthy.path, 'user.created', own).length === 10,
+          'every event to reach the answering endpoint',
+          15_000,
+        );
+        const hanging = requestsAt(silent.path, 'user.created', own);
+        expect(hanging).toHaveLength(2);
+        expect(hanging.every((request) => request.closedAt === undefined)).toBe(true);
+      } finally {
+        // The receiver closes first (apart), ending the hanging attempts, then the worker stops.
+        await own.close();
+        await worker.stop();
+      }
+    }));
+
   it('two workers share one queue: every delivery made, none attempted twice at once', { timeout: 120_000 }, () =>
     apart(async (isolated, own) => {
       // A claim lasts the attempt's time-out and as long again (at least 1 s) for its outcome to be

@@ -11,7 +11,13 @@ import { TEST_WEBHOOK_SECRET_KEY, type TestServer } from './server.ts';
 import { captureLogs } from './captured-logs.ts';
 
 /** Millisecond waits, so a whole schedule runs within a test. */
-export const TEST_DELIVERY: DeliveryConfig = { retryScheduleMs: [0, 40, 80, 120], timeoutMs: 1000, concurrency: 16, pollMs: 50 };
+export const TEST_DELIVERY: DeliveryConfig = {
+  retryScheduleMs: [0, 40, 80, 120],
+  timeoutMs: 1000,
+  concurrency: 16,
+  endpointConcurrency: 16,
+  pollMs: 50,
+};
 
 /** Bounds on every wait for PostgreSQL, short enough for fault tests. */
 const BOUNDS = { connectTimeoutMs: 1000, statementTimeoutMs: 1000 };

@@ -40,7 +40,7 @@ describe('claiming deliveries', () => {
   it('rewrites each claimed delivery on its own page, touching none of the indexes (HOT), even in a full backlog', async () => {
     await pool.query('begin');
     try {
-      const claimed = await claimDeliveries(new Sql(pool), CLAIMED, 60_000);
+      const claimed = await claimDeliveries(new Sql(pool), CLAIMED, 60_000, { perEndpoint: CLAIMED, busy: new Map() });
       expect(claimed).toHaveLength(CLAIMED);
       const {
         rows: [counts],
@@ -51,6 +51,22 @@ describe('claiming deliveries', () => {
       expect(counts).toEqual({ updated: CLAIMED, hot: CLAIMED });
     } finally {
       await pool.query('rollback');
+    }
+  });
+
+  it("leaves no endpoint more attempts under way than its places, counting the worker's own", async () => {
+    for (const [perEndpoint, busy, expected] of [
+      [5, 0, 5],
+      [5, 3, 2],
+      [5, 5, 0],
+    ] as const) {
+      await pool.query('begin');
+      try {
+        const places = { perEndpoint, busy: new Map(busy > 0 ? [['whe_claims', busy]] : []) };
+        expect(await claimDeliveries(new Sql(pool), CLAIMED, 60_000, places)).toHaveLength(expected);
+      } finally {
+        await pool.query('rollback');
+      }
     }
   });
 });

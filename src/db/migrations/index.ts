@@ -15,6 +15,7 @@ import { Migration20261125000000_idempotency_claim } from './Migration2026112500
 import { Migration20261127000000_idempotency_claim_by_index } from './Migration20261127000000_idempotency_claim_by_index.ts';
 import { Migration20261127010000_deliveries_notified_after_commit } from './Migration20261127010000_deliveries_notified_after_commit.ts';
 import { Migration20261127020000_users_email_unicode_case } from './Migration20261127020000_users_email_unicode_case.ts';
+import { Migration20261128000000_deliveries_due_by_endpoint } from './Migration20261128000000_deliveries_due_by_endpoint.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -32,4 +33,5 @@ export const migrations = [
   Migration20261127000000_idempotency_claim_by_index,
   Migration20261127010000_deliveries_notified_after_commit,
   Migration20261127020000_users_email_unicode_case,
+  Migration20261128000000_deliveries_due_by_endpoint,
 ];
