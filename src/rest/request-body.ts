@@ -2,7 +2,7 @@
 // that it is a JSON object nested no deeper than a body of ours ever is, and that every member is a
 // field the route's input has. Each member is looked up as the string it is, so `__proto__` or
 // `constructor` are reported as sent, never resolved against JavaScript's prototypes.
-import { getNamedType, isInputObjectType, type GraphQLSchema } from 'graphql';
+import { getNamedType, getNullableType, isInputObjectType, isListType, type GraphQLSchema } from 'graphql';
 import { problem, type FieldError } from '../errors.ts';
 import { ACCEPTED_CODINGS, charsetDetail, codingDetail, foreignCharset, foreignCoding } from '../http/body-encoding.ts';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '../request-limits.ts';
@@ -81,11 +81,12 @@ function parse(text: string): Record<string, unknown> {
   return parsed;
 }
 
-/** The fields a route's body may set: those of its mutation's `input` argument. */
-function settableFields(schema: GraphQLSchema, route: RestRoute): ReadonlySet<string> {
+/** The fields a route's body may set (those of its mutation's `input` argument), and whether each takes a list. */
+function settableFields(schema: GraphQLSchema, route: RestRoute): ReadonlyMap<string, { list: boolean }> {
   const input = routeField(schema, route).args.find((arg) => arg.name === 'input');
   const type = input && getNamedType(input.type);
-  return new Set(type && isInputObjectType(type) ? Object.keys(type.getFields()) : []);
+  const fields = type && isInputObjectType(type) ? Object.values(type.getFields()) : [];
+  return new Map(fields.map((field) => [field.name, { list: isListType(getNullableType(field.type)) }]));
 }
 
 /**
@@ -122,7 +123,10 @@ export async function inputFor(
     if (Object.values(body.fromPath ?? {}).includes(name)) {
       errors.push({ field: name, message: 'is not a field that can be set; it comes from the path' });
     } else if (!settable.has(name)) errors.push({ field: name, message: 'is not a field that can be set' });
-    else continue;
+    // GraphQL would take a single value for a list of one; JSON says which it is, and the document asks for an array.
+    else if (settable.get(name)!.list && input[name] !== null && !Array.isArray(input[name])) {
+      errors.push({ field: name, message: 'must be an array' });
+    } else continue;
     delete input[name];
   }
   return { input: inputFrom(input, body.fromPath, params), errors };

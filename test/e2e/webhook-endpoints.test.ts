@@ -176,6 +176,14 @@ describe('registering an endpoint', () => {
     expect(expectProblem(empty, 400, 'invalid-input', '/webhook-endpoints').errors).toEqual([
       { field: 'events', message: 'must name at least one event type, or be null for every type' },
     ]);
+    // A list is an array on REST, as the document says, not the single value GraphQL would take for one.
+    const single = await rest(server, 'POST', '/webhook-endpoints', {
+      json: { url: RECEIVER, events: 'ORDER_CREATED' },
+      headers: { 'x-api-key': key },
+    });
+    expect(expectProblem(single, 400, 'invalid-input', '/webhook-endpoints').errors).toEqual([
+      { field: 'events', message: 'must be an array' },
+    ]);
   });
 
   it(`allows at most ${MAX_ENDPOINTS} endpoints per API key, even when registered at once`, async () => {
