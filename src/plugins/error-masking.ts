@@ -1,7 +1,7 @@
 // How errors leave GraphQL: domain errors become coded errors with their problem type; errors
 // graphql-js raised about the request itself (syntax, validation, variables) are BAD_USER_INPUT;
 // anything else is masked to INTERNAL, and the original goes to the log with the request id.
-import { GraphQLError, type GraphQLHTTPErrorExtensions } from 'graphql';
+import { GraphQLError, type DocumentNode, type GraphQLHTTPErrorExtensions } from 'graphql';
 import { databaseFailureOf } from '../db/failures.ts';
 import {
   DomainError,
@@ -21,6 +21,7 @@ import {
 import { BEARER_CHALLENGE } from '../services/request-auth.ts';
 import type { ServerPlugin } from './server-context.ts';
 import { markStatementTimeout } from '../request-context.ts';
+import { namedLiteralError } from '../graphql/literal-errors.ts';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
@@ -161,13 +162,22 @@ const YOGA_REFUSALS = ['forbidden', 'payload-too-large'] as const satisfies read
 
 const ARMOR_REJECTION = /^Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)$/;
 
-/** Validation errors bypass masking in yoga; this gives them the same code as every other input error. */
+/**
+ * Validation errors bypass masking in yoga; this gives them the same code as every other input error,
+ * and names the field of a value a scalar refused.
+ */
 export function useValidationErrorCodes(): ServerPlugin {
   return {
     onValidate:
-      () =>
+      ({ params }) =>
       ({ result, setResult }) => {
-        if (result.length > 0) setResult(result.map((error: Error) => (error instanceof GraphQLError ? asRequestError(error) : error)));
+        if (result.length === 0) return;
+        // envelop types the validate function's parameters loosely; yoga validates a parsed document.
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
+        const document = params.documentAST as DocumentNode;
+        setResult(
+          result.map((error: Error) => (error instanceof GraphQLError ? asRequestError(namedLiteralError(error, document)) : error)),
+        );
       },
   };
 }

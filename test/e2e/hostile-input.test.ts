@@ -474,6 +474,18 @@ describe('GraphQL requests that cannot run', () => {
     }
   });
 
+  it('refuses a DateTime written in the document that is not an instant naming its field, where it is', async () => {
+    for (const value of ['2026-11-27', '2026-02-30T00:00:00Z', '12']) {
+      const query = `mutation {\n  resendDeadWebhookDeliveries(endpointId: "wep_01jd3x3b8vfb9s1p4t4p6q2k7m", input: { to: "2026-11-28T00:00:00Z", from: ${JSON.stringify(value)} }) { queued }\n}`;
+      const { status, body } = await graphqlAnswer('/graphql', { method: 'POST', body: JSON.stringify({ query }) });
+      const [error] = body.errors as { message: string; locations?: unknown; extensions: { code: string; errors?: unknown } }[];
+      expect([value, status, body.errors.length, error!.extensions.code]).toEqual([value, 400, 1, 'BAD_USER_INPUT']);
+      expect(error!.message).toMatch(/^from: must be an ISO 8601 instant/);
+      expect(error!.extensions.errors).toEqual([{ field: 'from', message: match.stringMatching(/^must be an ISO 8601 instant/) }]);
+      expect(error!.locations).toEqual([{ line: 2, column: query.split('\n')[1]!.indexOf('from:') + 7 }]);
+    }
+  });
+
   it('answers a request that is not a well-formed GraphQL request 400 whatever the client accepts, with no Allow', async () => {
     for (const body of ['{}', '{"query": 123}', '{"query": "{ __typename }", "variables": "x"}', '[]', '{"query": "{ __typename }"']) {
       for (const accept of ['application/json', 'application/graphql-response+json']) {

@@ -1,0 +1,39 @@
+// A scalar's refusal of a value written in the document. graphql-js reports the scalar's own error
+// as it is, so the scalar gives it the value's location; which input field or argument held the
+// value, the scalar cannot know, and validation names it from the document (namedLiteralError), as
+// every other input error names its field.
+import { BREAK, GraphQLError, Kind, visit, type ASTNode, type DocumentNode } from 'graphql';
+
+/** The extension a scalar marks such an error with; it does not reach the client. */
+export const INVALID_LITERAL = 'invalidLiteral';
+
+/** The nearest input field or argument that holds `target` in `document`. */
+function holderOf(document: DocumentNode, target: ASTNode): string | undefined {
+  let name: string | undefined;
+  visit(document, {
+    enter(node, _key, parent, _path, ancestors) {
+      if (node !== target) return undefined;
+      // graphql-js leaves the parent out of the ancestors.
+      const above = [...ancestors, ...(parent ? [parent] : [])];
+      for (let i = above.length - 1; i >= 0 && name === undefined; i--) {
+        const ancestor = above[i]!;
+        if ('kind' in ancestor && (ancestor.kind === Kind.OBJECT_FIELD || ancestor.kind === Kind.ARGUMENT)) name = ancestor.name.value;
+      }
+      return BREAK;
+    },
+  });
+  return name;
+}
+
+/** A scalar's refusal of a literal, worded and listed as an input error of the field that held it. */
+export function namedLiteralError(error: GraphQLError, document: DocumentNode): GraphQLError {
+  if (error.extensions?.[INVALID_LITERAL] !== true) return error;
+  const { [INVALID_LITERAL]: _marker, ...extensions } = error.extensions;
+  const field = error.nodes?.[0] && holderOf(document, error.nodes[0]);
+  return new GraphQLError(field ? `${field}: ${error.message}` : error.message, {
+    nodes: error.nodes,
+    source: error.source,
+    positions: error.positions,
+    extensions: { ...extensions, ...(field ? { errors: [{ field, message: error.message }] } : {}) },
+  });
+}
