@@ -111,6 +111,8 @@ export function endpointResource(endpoint: EndpointRecord): Record<string, unkno
     createdAt: isoOf(endpoint.createdAt),
     updatedAt: isoOf(endpoint.updatedAt),
     previousSecretExpiresAt: endpoint.previousSecretExpiresAt && isoOf(endpoint.previousSecretExpiresAt),
+    // Shown once, in the answer that creates or rotates it; null everywhere else.
+    secret: null,
   };
 }
 

@@ -269,7 +269,7 @@ describe('npm run webhooks', () => {
     expect(Date.parse(after.previousSecretExpiresAt!)).toBeLessThanOrEqual(Date.now() + 3_600_000);
 
     const listed = await webhooks('list', '--key', key.id, '--json');
-    expect((JSON.parse(listed.stdout) as Listed[]).map((e) => [e.id, e.secret])).toEqual([[endpoint.id, undefined]]);
+    expect((JSON.parse(listed.stdout) as Listed[]).map((e) => [e.id, e.secret])).toEqual([[endpoint.id, null]]);
     const human = await webhooks('list');
     expect(human.stdout).toContain(`${endpoint.id}  disabled  https://93.184.216.34/hooks  [all events]`);
     expect(human.stdout).not.toContain('whsec_');
