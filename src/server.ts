@@ -42,7 +42,7 @@ import { useOptions } from './plugins/options.ts';
 import { useQueryLimits } from './plugins/query-limits.ts';
 import { useRateLimits } from './plugins/rate-limit.ts';
 import { useUsageCounting } from './plugins/usage.ts';
-import { useIdempotency } from './plugins/idempotency.ts';
+import { useIdempotency, useIdempotencyKeyCheck } from './plugins/idempotency.ts';
 import { useUserTokens } from './plugins/user-token.ts';
 import { useRest } from './rest/adapter.ts';
 import { GRAPHQL_PATH } from './paths.ts';
@@ -191,6 +191,8 @@ export function createApp(dependencies: AppDependencies): App {
         // Variables coerced (or refused with GraphQL's own words) before any limit weighs them.
         useVariableCoercion(),
         ...useQueryLimits(config.queryLimits, config.production, metrics),
+        // A write's Idempotency-Key checked before the budget is: a malformed one costs nothing.
+        useIdempotencyKeyCheck(config.idempotency.required),
         // After the shape and cost limits, so a refused document costs nothing; before usage counting,
         // so a rate-limited request is not counted as an operation run.
         ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs, metrics }),

@@ -36,6 +36,8 @@ type ResponsePayload = Parameters<NonNullable<ServerPlugin['onResponse']>>[0];
 export interface IdempotencyState {
   /** The header as sent; null when absent. */
   header: string | null;
+  /** The key, once checked on a mutation (useIdempotencyKeyCheck); a write with one is claimed under it. */
+  key?: string;
   face: Face;
   method: string;
   path: string;
@@ -58,7 +60,6 @@ export interface IdempotencyOptions {
    */
   em: EntityManager;
   ttlMs: number;
-  required: boolean;
   logger: Logger;
   /** Seals a recorded answer that holds a webhook signing secret, which is never stored in plain text. */
   box: SecretBox;
@@ -141,8 +142,13 @@ function refusedAnswer(request: Request, response: Response, refusal: Refusal): 
   return answer;
 }
 
-export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
-  const { ttlMs, required, logger, box } = options;
+/**
+ * The header of a write, checked before the rate limit weighs it, so that a malformed or missing key
+ * costs no unit of the budget: it is refused before anything runs. The key it holds goes on in the
+ * request's state, for useIdempotency, after the rate limit, to claim. Only mutations carry one; a
+ * query ignores the header, whatever it holds.
+ */
+export function useIdempotencyKeyCheck(required: boolean): ServerPlugin {
   return {
     onRequest({ request, url, serverContext }) {
       if (isSafeMethod(request.method)) return;
@@ -153,9 +159,8 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
 
     onExecute({ args }) {
       const state = args.contextValue.idempotency;
-      const auth = args.contextValue.auth;
-      if (!state || !auth) return;
-      const { document, operationName, variableValues } = executionArgs(args);
+      if (!state || !args.contextValue.auth) return;
+      const { document, operationName } = executionArgs(args);
       if (rootFields(document, operationName)?.operation.operation !== OperationTypeNode.MUTATION) return;
       if (state.header === null) {
         // Required for creations: a REST POST, or any GraphQL mutation (always a POST).
@@ -169,12 +174,24 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
         }
         return;
       }
-      let key: string;
       try {
-        key = checkIdempotencyKey(state.header);
+        state.key = checkIdempotencyKey(state.header);
       } catch (error) {
         throw refusedBeforeRunning(error);
       }
+    },
+  };
+}
+
+export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
+  const { ttlMs, logger, box } = options;
+  return {
+    onExecute({ args }) {
+      const state = args.contextValue.idempotency;
+      const auth = args.contextValue.auth;
+      const key = state?.key;
+      if (!state || !auth || key === undefined) return;
+      const { document, operationName, variableValues } = executionArgs(args);
       const variables = variableValues ?? {};
       const fingerprint =
         state.face === 'rest'

@@ -106,6 +106,22 @@ describe('Idempotency-Key on REST', () => {
     expect(await ordersOf(userId)).toBe(0);
   });
 
+  it('spends no unit of the rate limit on a malformed key, on either face: refused before anything runs', async () => {
+    const userId = await createUser();
+    const apiKey = await server.createKey({ name: 'Budget watcher', scopes: ['users:read', 'orders:write', 'admin'] });
+    const left = (response: { headers: Headers }) => /r=(\d+)/.exec(response.headers.get('ratelimit') ?? '')?.[1];
+    const malformed = { 'x-api-key': apiKey, 'idempotency-key': 'k'.repeat(256) };
+    const rests = [];
+    for (let i = 0; i < 2; i++) {
+      rests.push(await rest(server, 'POST', `/users/${userId}/orders`, { json: { total: 1 }, headers: malformed }));
+      rests.push(await server.gql(CREATE_ORDER, { input: { userId, total: 5 } }, malformed));
+    }
+    expect(rests.map((response) => response.status)).toEqual([400, 400, 400, 400]);
+    expect(new Set(rests.map(left)).size).toBe(1);
+    const read = await rest(server, 'GET', `/users/${userId}`, { headers: { 'x-api-key': apiKey } });
+    expect(Number(left(read))).toBe(Number(left(rests[0]!)) - 1);
+  });
+
   it('accepts a key of exactly 255 printable characters', async () => {
     const userId = await createUser();
     const key = `${'~ '.repeat(127)}!`;
