@@ -248,5 +248,8 @@ function respond(
     return problemResponse({ ...problem('not-found', `Nothing is at ${instance}.`), instance });
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (route.location && isCreated(data)) headers.location = route.location(data);
-  return new ResponseClass(head ? null : JSON.stringify(data), { status: route.status, statusText: STATUS_CODES[route.status], headers });
+  const text = JSON.stringify(data);
+  // HEAD says how long the GET's body is (RFC 9110 §9.3.2), without sending it.
+  if (head) headers['content-length'] = String(Buffer.byteLength(text));
+  return new ResponseClass(head ? null : text, { status: route.status, statusText: STATUS_CODES[route.status], headers });
 }

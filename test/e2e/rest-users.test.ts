@@ -144,11 +144,14 @@ describe('GET /users/{user_id}', () => {
     expectProblem(await call('GET', '/users/%E0%A4%A'), 400, 'invalid-input', '/users/%E0%A4%A');
   });
 
-  it('answers HEAD like GET, without a body', async () => {
+  it('answers HEAD like GET, without a body but with its length', async () => {
     const user = await createUser();
     const response = await server.fetch(`/users/${user.id}`, { method: 'HEAD' });
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('');
+    const get = await server.fetch(`/users/${user.id}`);
+    expect(response.headers.get('content-length')).toBe(get.headers.get('content-length'));
+    expect(Number(response.headers.get('content-length'))).toBe(Buffer.byteLength(await get.text()));
   });
 
   it('returns the same user as GraphQL does', async () => {
