@@ -94,11 +94,14 @@ function operationsOf(schema: GraphQLSchema): Map<RestRoute, Operation> {
 
 function withRestNames(body: Problem, route: RestRoute, instance: string): Problem {
   const names = restNames(route);
+  // The root field behind the route (`Query.user`, in a scope refusal) is the route itself on REST.
+  const field = new RegExp(`\\b(?:Query|Mutation)\\.${routeRoot(route).fieldName}\\b`, 'g');
   // Messages may mention other arguments; rename the camelCase ones (plain words like "id" stay).
-  const inText = (text: string) => text.replace(/\b[a-z]+[A-Z]\w*\b/g, (word) => names.get(word) ?? word);
+  const inText = (text: string) =>
+    text.replace(field, `${route.method} ${route.path}`).replace(/\b[a-z]+[A-Z]\w*\b/g, (word) => names.get(word) ?? word);
   const rename = (error: FieldError) => ({ field: names.get(error.field) ?? error.field, message: inText(error.message) });
   const errors = body.errors?.map(rename);
-  const detail = errors ? errors.map((e) => `${e.field}: ${e.message}`).join('; ') : body.detail;
+  const detail = errors ? errors.map((e) => `${e.field}: ${e.message}`).join('; ') : inText(body.detail);
   return { ...body, detail, instance, ...(errors ? { errors } : {}) };
 }
 

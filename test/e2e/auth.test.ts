@@ -154,7 +154,10 @@ describe('scopes', () => {
     const ordersOnly = await key({ scopes: ['orders:read'] });
     // A user's orders are their own data: the key's scope is not enough without their user token (401).
     expect((await restGet(`/users/${id}/orders`, { 'x-api-key': ordersOnly })).status).toBe(401);
-    expect((await restGet(`/users/${id}`, { 'x-api-key': ordersOnly })).status).toBe(403);
+    const denied = await restGet(`/users/${id}`, { 'x-api-key': ordersOnly });
+    expect(denied.status).toBe(403);
+    // REST's own words: the route, not the GraphQL field behind it.
+    expect(denied.body.detail).toBe('This API key may not use GET /users/{user_id} (it needs the scope users:read).');
     const admin = await key({ scopes: ['admin'] });
     expect((await restGet(`/users/${id}/orders`, { 'x-api-key': admin })).status).toBe(200);
   });
