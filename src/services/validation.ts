@@ -25,6 +25,8 @@ const CONTROL_CHARACTER = /\p{Cc}/u;
  * grapheme joiner, Hangul fillers, variation selectors).
  */
 const INVISIBLE_CHARACTER = /[\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+/** A character that shows: neither a space nor an invisible one. */
+const VISIBLE_CHARACTER = /[^\s\p{Z}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
 
 export class InputCheck {
   readonly #errors: FieldError[] = [];
@@ -73,7 +75,8 @@ export class InputCheck {
     const name = this.text(field, value);
     if (name === undefined) return undefined;
     const length = [...name].length;
-    if (length === 0) return this.fail(field, 'must not be blank');
+    // Blank too: a name of invisible characters only (zero-width spaces, Hangul fillers), which shows nothing.
+    if (length === 0 || !VISIBLE_CHARACTER.test(name)) return this.fail(field, 'must not be blank');
     if (length > NAME_MAX_LENGTH) return this.fail(field, `must be at most ${NAME_MAX_LENGTH} characters (got ${length})`);
     return name;
   }

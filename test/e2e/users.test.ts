@@ -49,6 +49,9 @@ describe('createUser', () => {
   it.each([
     [{ name: '', email: 'a@example.com' }, ['name']],
     [{ name: '   ', email: 'a@example.com' }, ['name']],
+    // Invisible characters alone show nothing: a zero-width space, a Hangul filler.
+    [{ name: '\u200b', email: 'a@example.com' }, ['name']],
+    [{ name: '\u3164 \u200b', email: 'a@example.com' }, ['name']],
     [{ name: 'x'.repeat(201), email: 'a@example.com' }, ['name']],
     [{ name: 'Ok', email: 'not-an-email' }, ['email']],
     [{ name: 'Ok', email: 'two@@example.com' }, ['email']],
