@@ -5,7 +5,7 @@ import { DELIVERY_STATES, type DeliveryState } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { epochMsOf } from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
-import { ConflictError, NotFoundError } from '../errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { PAGE_SIZE } from './limits.ts';
@@ -164,6 +164,8 @@ export async function resendDeadDeliveries(
   window: { from?: Date | null; to?: Date | null },
 ): Promise<number> {
   requireId('webhookEndpoint', 'endpointId', endpointId);
+  // An empty window would re-send nothing and say so; a reversed one is a mistake worth naming.
+  if (window.from && window.to && window.from >= window.to) throw ValidationError.field('to', 'must be later than from');
   await mustOwn(em, owner, endpointId);
   const [resent] = await sql.rows<{ n: number }>(RESEND_DEAD, [endpointId, window.from ?? null, window.to ?? null]);
   return resent!.n;

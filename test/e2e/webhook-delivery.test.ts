@@ -225,6 +225,13 @@ describe('the retry schedule', () => {
       const problem = expectProblem(refused, 400, 'invalid-input', `/webhook-endpoints/${endpoint.id}/redeliveries`);
       expect(problem.errors?.map((error) => error.field)).toEqual([from ? 'from' : 'to']);
     }
+    // A window that ends before it starts.
+    const reversed = await rest(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`, {
+      json: { from: '2026-11-28T00:00:00Z', to: '2026-11-27T00:00:00Z' },
+    });
+    expect(expectProblem(reversed, 400, 'invalid-input', `/webhook-endpoints/${endpoint.id}/redeliveries`).errors).toEqual([
+      { field: 'to', message: 'must be later than from' },
+    ]);
   });
 });
 
