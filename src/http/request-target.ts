@@ -10,14 +10,20 @@ import type { IncomingMessage } from 'node:http';
 /** A host name or IPv4 address (RFC 3986 reg-name, without percent-escapes) or an IP literal, and a port. */
 const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=-]+)(?::\d{1,5})?$/;
 
+/** The Host last found good: a service's clients send a handful, so most requests skip the parse. */
+let lastHost: string | undefined;
+
 function isHost(value: string): boolean {
+  if (value === lastHost) return true;
   if (!HOST.test(value)) return false;
   try {
     // The port's range and the IP literal's form, as the fetch layer's own parser will read them.
-    return new URL(`http://${value}/`).pathname === '/';
+    if (new URL(`http://${value}/`).pathname !== '/') return false;
   } catch {
     return false;
   }
+  lastHost = value;
+  return true;
 }
 
 /**
