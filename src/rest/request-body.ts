@@ -81,12 +81,23 @@ function parse(text: string): Record<string, unknown> {
   return parsed;
 }
 
+type Settable = ReadonlyMap<string, { list: boolean }>;
+/** Each route's settable fields, worked out once per schema (a server's is fixed). */
+const settableOf = new WeakMap<GraphQLSchema, Map<RestRoute, Settable>>();
+
 /** The fields a route's body may set (those of its mutation's `input` argument), and whether each takes a list. */
-function settableFields(schema: GraphQLSchema, route: RestRoute): ReadonlyMap<string, { list: boolean }> {
-  const input = routeField(schema, route).args.find((arg) => arg.name === 'input');
-  const type = input && getNamedType(input.type);
-  const fields = type && isInputObjectType(type) ? Object.values(type.getFields()) : [];
-  return new Map(fields.map((field) => [field.name, { list: isListType(getNullableType(field.type)) }]));
+function settableFields(schema: GraphQLSchema, route: RestRoute): Settable {
+  let routes = settableOf.get(schema);
+  if (!routes) settableOf.set(schema, (routes = new Map<RestRoute, Settable>()));
+  let settable = routes.get(route);
+  if (!settable) {
+    const input = routeField(schema, route).args.find((arg) => arg.name === 'input');
+    const type = input && getNamedType(input.type);
+    const fields = type && isInputObjectType(type) ? Object.values(type.getFields()) : [];
+    settable = new Map(fields.map((field) => [field.name, { list: isListType(getNullableType(field.type)) }]));
+    routes.set(route, settable);
+  }
+  return settable;
 }
 
 /**
