@@ -25,9 +25,9 @@ export interface ClaimedDelivery {
   previousSecret: string | null;
 }
 
-// Due deliveries are taken endpoint by endpoint, each endpoint's earliest first and no more than
-// leave it `$3` attempts under way in this worker (`$4`/`$5`: the endpoints it has attempts under
-// way to, and how many), then the earliest of all of them: one receiver that hangs, with thousands
+// Due deliveries are taken endpoint by endpoint, each endpoint's earliest first, and only as many as
+// keep it within `$3` attempts under way in this worker (`$4`/`$5`: the endpoints it has attempts
+// under way to, and how many); then the earliest of all of those: one receiver that hangs, with thousands
 // due, holds `$3` of a worker's places and delays no other endpoint. The worker counts its own
 // attempts because a count kept in the table would need an index on the lease, and every claim would
 // then rewrite index entries (claims are HOT updates: deliveries.test.ts). A delivery is locked as it
