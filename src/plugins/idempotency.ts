@@ -36,6 +36,8 @@ type ResponsePayload = Parameters<NonNullable<ServerPlugin['onResponse']>>[0];
 export interface IdempotencyState {
   /** The header as sent; null when absent. */
   header: string | null;
+  /** How many times the header was sent. */
+  sent: number;
   /** The key, once checked on a mutation (useIdempotencyKeyCheck); a write with one is claimed under it. */
   key?: string;
   face: Face;
@@ -154,7 +156,9 @@ export function useIdempotencyKeyCheck(required: boolean): ServerPlugin {
       if (isSafeMethod(request.method)) return;
       const header = request.headers.get(IDEMPOTENCY_KEY_HEADER);
       if (header === null && !required) return;
-      serverContext.idempotency = { header, face: faceOf(url.pathname), method: request.method, path: url.pathname };
+      // Headers sent twice reach the request joined by a comma, which a key may hold.
+      const sent = serverContext.req.headersDistinct[IDEMPOTENCY_KEY_HEADER.toLowerCase()]?.length ?? 0;
+      serverContext.idempotency = { header, sent, face: faceOf(url.pathname), method: request.method, path: url.pathname };
     },
 
     onExecute({ args }) {
@@ -173,6 +177,9 @@ export function useIdempotencyKeyCheck(required: boolean): ServerPlugin {
           );
         }
         return;
+      }
+      if (state.sent > 1) {
+        throw refusedBeforeRunning(ValidationError.field(IDEMPOTENCY_KEY_HEADER, `must be sent once (it came ${state.sent} times)`));
       }
       try {
         state.key = checkIdempotencyKey(state.header);

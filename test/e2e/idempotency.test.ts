@@ -1,6 +1,7 @@
 // Idempotency keys over real HTTP against a real PostgreSQL: replays on both faces, refusals, what is
 // and is not kept, expiry, concurrency across two instances, and a crash between commit and response.
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -120,6 +121,23 @@ describe('Idempotency-Key on REST', () => {
     expect(new Set(rests.map(left)).size).toBe(1);
     const read = await rest(server, 'GET', `/users/${userId}`, { headers: { 'x-api-key': apiKey } });
     expect(Number(left(read))).toBe(Number(left(rests[0]!)) - 1);
+  });
+
+  it('refuses a key sent twice with 400, though the two joined would be a well-formed key', async () => {
+    const userId = await createUser();
+    const body = JSON.stringify({ total: 1 });
+    const socket = net.connect(Number(new URL(server.url).port), '127.0.0.1');
+    let answer = '';
+    socket.on('data', (chunk) => (answer += String(chunk)));
+    const closed = new Promise((resolve) => socket.on('close', resolve));
+    socket.write(
+      `POST /users/${userId}/orders HTTP/1.1\r\nHost: x\r\nx-api-key: ${server.apiKey}\r\ncontent-type: application/json\r\n` +
+        `idempotency-key: a1\r\nidempotency-key: a2\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body}`,
+    );
+    await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(answer).toContain('must be sent once (it came 2 times)');
+    expect(await ordersOf(userId)).toBe(0);
   });
 
   it('accepts a key of exactly 255 printable characters', async () => {
