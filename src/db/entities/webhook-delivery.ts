@@ -34,8 +34,7 @@ export const WebhookDeliverySchema = defineEntity({
     finishedAt: p.datetime(3).nullable(),
   },
   indexes: [
-    { name: 'webhook_deliveries_due_idx', properties: ['nextAttemptAt'], where: `state in ('pending', 'failed')` },
-    // Claims go endpoint by endpoint (webhooks/deliveries.ts).
+    // Claims go endpoint by endpoint (webhooks/deliveries.ts); the outbox's figures count it.
     { name: 'webhook_deliveries_endpoint_due_idx', properties: ['endpoint', 'nextAttemptAt'], where: `state in ('pending', 'failed')` },
     { name: 'webhook_deliveries_endpoint_id_event_id_idx', properties: ['endpoint', 'event'] },
     { name: 'webhook_deliveries_dead_idx', properties: ['endpoint', 'event'], where: `state = 'dead'` },

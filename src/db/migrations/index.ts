@@ -16,6 +16,7 @@ import { Migration20261127000000_idempotency_claim_by_index } from './Migration2
 import { Migration20261127010000_deliveries_notified_after_commit } from './Migration20261127010000_deliveries_notified_after_commit.ts';
 import { Migration20261127020000_users_email_unicode_case } from './Migration20261127020000_users_email_unicode_case.ts';
 import { Migration20261128000000_deliveries_due_by_endpoint } from './Migration20261128000000_deliveries_due_by_endpoint.ts';
+import { Migration20261128010000_deliveries_due_index_dropped } from './Migration20261128010000_deliveries_due_index_dropped.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -34,4 +35,5 @@ export const migrations = [
   Migration20261127010000_deliveries_notified_after_commit,
   Migration20261127020000_users_email_unicode_case,
   Migration20261128000000_deliveries_due_by_endpoint,
+  Migration20261128010000_deliveries_due_index_dropped,
 ];
