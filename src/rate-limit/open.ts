@@ -1,6 +1,7 @@
 // The counter the configuration asks for: Redis when REDIS_URL is set (one budget shared by every
 // instance), otherwise this process's memory; either way failing open (fail-open.ts).
 import type { RateLimitConfig } from '../config.ts';
+import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { MemoryCounter } from './counter.ts';
 import { FailOpenCounter } from './fail-open.ts';
@@ -22,6 +23,15 @@ export async function openRateLimitCounter(config: RateLimitConfig, logger: Logg
   // Commands are not queued while disconnected, so the first requests would otherwise go unmetered.
   if (!(await redis.waitUntilReady(REDIS_CONNECT_WAIT_MS))) {
     logger.error('rate limit store (REDIS_URL) unreachable at start; requests go through unmetered until it is reachable');
+  } else {
+    const refused = await redis.refusedDatabase();
+    if (refused !== undefined) {
+      await redis.close();
+      const db = new URL(config.redisUrl).pathname.slice(1);
+      throw new StartupError(
+        `REDIS_URL names database ${db}, which this Redis refuses (${refused}); name one it has (0 unless its \`databases\` setting allows more).`,
+      );
+    }
   }
   return new FailOpenCounter(redis, logger);
 }

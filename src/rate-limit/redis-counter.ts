@@ -75,6 +75,22 @@ export class RedisCounter implements RateLimitCounter {
     });
   }
 
+  /**
+   * Why the database the URL names cannot be used, if it cannot: the client selects it on every
+   * connection, and when Redis refuses (a number past its `databases`), it says so only as a
+   * connection error and goes on in database 0, where other deployments' counters may be.
+   */
+  async refusedDatabase(): Promise<string | undefined> {
+    const { db } = this.#redis.options;
+    if (!db) return undefined;
+    try {
+      await this.#redis.select(db);
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  }
+
   async consume(key: string, cost: number, limit: number, windowMs: number): Promise<WindowState> {
     return stateOf(await this.#answered(this.#redis.rateLimitConsume(key, cost, limit, windowMs)), limit);
   }

@@ -2,7 +2,10 @@
 // and the RateLimit fields, per-key limits, window renewal; and, on Redis, one exact budget shared by
 // two instances, and requests going through unmetered while Redis is down.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { createLogger } from '../../src/log.ts';
+import { openRateLimitCounter } from '../../src/rate-limit/open.ts';
 import { generateKeySecret } from '../../src/services/api-key-secrets.ts';
+import { match } from '../support/match.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { SKIP_REDIS, startTestRedis, type TestRedis } from '../support/redis.ts';
 
@@ -262,6 +265,13 @@ describe.skipIf(SKIP_REDIS)('several instances sharing Redis', () => {
     await second?.close();
     await first?.close();
     await redis?.stop();
+  });
+
+  it('refuses to start on a database number this Redis does not have, rather than count in database 0', async () => {
+    const config = { max: 1, unidentifiedMax: 1, windowMs: WINDOW_MS, redisUrl: `${redis.url}/99` };
+    await expect(openRateLimitCounter(config, createLogger('silent'))).rejects.toThrow(
+      match.objectContaining({ name: 'StartupError', message: match.stringMatching(/^REDIS_URL names database 99/) }),
+    );
   });
 
   it('lets exactly the limit through when 200 requests race across two instances', async () => {
