@@ -196,6 +196,15 @@ export class ConfigError extends Error {
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
 
+/** The asymmetric algorithms user tokens may be signed with: never `none`, never HS256 with a public key. */
+export const JWT_ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'] as const;
+
+function jwtAlgorithm(env: Env): string {
+  const raw = env.JWT_ALGORITHM?.trim() || 'RS256';
+  if (isOneOf(JWT_ASYMMETRIC_ALGORITHMS, raw)) return raw;
+  throw new ConfigError(`JWT_ALGORITHM must be one of ${JWT_ASYMMETRIC_ALGORITHMS.join(', ')} (got "${env.JWT_ALGORITHM}").`);
+}
+
 /** One of a list of words, lowercase; unset when the variable is. */
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[]): T | undefined {
   const raw = env[name]?.trim().toLowerCase();
@@ -301,7 +310,7 @@ function jwtConfig(env: Env, missing: string[] | undefined): JwtConfig {
     secret,
     jwksUrl,
     publicKey,
-    publicKeyAlgorithm: env.JWT_ALGORITHM?.trim() || 'RS256',
+    publicKeyAlgorithm: jwtAlgorithm(env),
     issuer: env.JWT_ISSUER?.trim() || 'portico-dev',
     audience: env.JWT_AUDIENCE?.trim() || 'portico',
     clockToleranceSec: integer(env, 'JWT_CLOCK_TOLERANCE_S', 30, 0, 600),

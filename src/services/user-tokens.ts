@@ -3,7 +3,7 @@
 // none` never verifies: every key source pins the algorithms it accepts. A token may live at most
 // JWT_MAX_AGE (`exp` − `iat`; without `iat`, from now), and an `iat` in the future is refused.
 import { createRemoteJWKSet, importSPKI, jwtVerify, type JWTVerifyGetKey } from 'jose';
-import type { JwtConfig } from '../config.ts';
+import { ConfigError, JWT_ASYMMETRIC_ALGORITHMS, type JwtConfig } from '../config.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { resolveSecret } from '../secrets.ts';
 
@@ -13,8 +13,6 @@ export interface UserToken {
 }
 
 export type UserTokenVerifier = (token: string) => Promise<UserToken>;
-
-const ASYMMETRIC = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'];
 
 /**
  * The HS256 secret user tokens are signed with when no identity provider is configured: JWT_SECRET,
@@ -30,9 +28,16 @@ export async function userTokenVerifier(config: JwtConfig, dataDir: string): Pro
   let algorithms: string[];
   if (config.jwksUrl) {
     keySet = createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, timeoutDuration: 5000 });
-    algorithms = ASYMMETRIC;
+    algorithms = [...JWT_ASYMMETRIC_ALGORITHMS];
   } else if (config.publicKey) {
-    key = await importSPKI(config.publicKey, config.publicKeyAlgorithm);
+    try {
+      key = await importSPKI(config.publicKey, config.publicKeyAlgorithm);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new ConfigError(
+        `JWT_PUBLIC_KEY must be a PEM public key (-----BEGIN PUBLIC KEY-----) for JWT_ALGORITHM ${config.publicKeyAlgorithm}; this one cannot be read as one (${reason}).`,
+      );
+    }
     algorithms = [config.publicKeyAlgorithm];
   } else {
     key = new TextEncoder().encode(await hs256Secret(config, dataDir));

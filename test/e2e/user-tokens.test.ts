@@ -2,9 +2,11 @@
 // user's own data needs that user's token unless the API key is an admin key.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { SignJWT, exportJWK, generateKeyPair } from 'jose';
+import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
+import { userTokenVerifier } from '../../src/services/user-tokens.ts';
+import { match } from '../support/match.ts';
 import { usedCredential } from '../support/credentials.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../support/server.ts';
 
@@ -194,6 +196,27 @@ describe('what needs only the key', () => {
 });
 
 describe('tokens from an identity provider', () => {
+  it('a JWT_PUBLIC_KEY that is not a public key for JWT_ALGORITHM stops the start with one sentence naming it', async () => {
+    const { publicKey } = await generateKeyPair('RS256', { extractable: true });
+    const rsaPem = await exportSPKI(publicKey);
+    const jwt = loadConfig({}).jwt;
+    for (const [pem, algorithm] of [
+      ['-----BEGIN PUBLIC KEY-----\ngarbage\n-----END PUBLIC KEY-----', 'RS256'],
+      [rsaPem, 'ES256'],
+    ] as const) {
+      await expect(userTokenVerifier({ ...jwt, publicKey: pem, publicKeyAlgorithm: algorithm }, '/nonexistent')).rejects.toThrow(
+        match.objectContaining({
+          name: 'ConfigError',
+          message: match.stringMatching(/^JWT_PUBLIC_KEY must be a PEM public key .* for JWT_ALGORITHM/),
+        }),
+      );
+    }
+    // The key it is, for its algorithm, verifies.
+    await expect(userTokenVerifier({ ...jwt, publicKey: rsaPem, publicKeyAlgorithm: 'RS256' }, '/nonexistent')).resolves.toBeTypeOf(
+      'function',
+    );
+  });
+
   it('verify against its JWKS URL, and tokens signed by other keys do not', async () => {
     const { publicKey, privateKey } = await generateKeyPair('RS256');
     const jwk = { ...(await exportJWK(publicKey)), kid: 'test-key', alg: 'RS256', use: 'sig' };
