@@ -401,8 +401,14 @@ export function loadConfig(env: Env = process.env): Config {
     );
   }
 
+  const port = integer(env, 'PORT', 4000, 0, 65535);
+  const metricsPort = env.METRICS_PORT?.trim() ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined;
+  if (metricsPort !== undefined && metricsPort !== 0 && metricsPort === port) {
+    throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port}).`);
+  }
+
   return {
-    port: integer(env, 'PORT', 4000, 0, 65535),
+    port,
     publicUrl: publicUrl(env),
     // A development instance prints a key with every scope at its first start: not for the network.
     host: env.HOST?.trim() || (production ? '0.0.0.0' : '127.0.0.1'),
@@ -413,7 +419,7 @@ export function loadConfig(env: Env = process.env): Config {
     production,
     tracing: tracingConfig(env),
     metrics: {
-      port: env.METRICS_PORT?.trim() ? integer(env, 'METRICS_PORT', 0, 0, 65535) : undefined,
+      port: metricsPort,
       token: secret(env, 'METRICS_TOKEN', undefined),
     },
     logLevel,

@@ -29,6 +29,7 @@ import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
 import { targetProblem } from './http/request-target.ts';
+import { listenOn } from './net/listen.ts';
 import { refusalParts } from './refusals.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
 import { useScopeCacheRelease } from './plugins/scope-cache.ts';
@@ -57,9 +58,7 @@ import { useValidationCache } from './plugins/validation-cache.ts';
 import { answerMetrics, metricsOnServicePort } from './telemetry/metrics-endpoint.ts';
 import { useOperationLabels } from './plugins/operation-label.ts';
 import { serveTraced } from './telemetry/server-span.ts';
-import { StartupError } from './errors.ts';
 import { VERSION } from './version.ts';
-import { boundAddress } from './net/bound-address.ts';
 import { DeliveryNotifier } from './webhooks/delivery-notifier.ts';
 
 export interface AppDependencies {
@@ -306,24 +305,7 @@ export function createApp(dependencies: AppDependencies): App {
   return {
     server,
     listen(port = config.port, host = config.host) {
-      return new Promise((resolve, reject) => {
-        const onError = (error: NodeJS.ErrnoException) => {
-          if (error.code === 'EADDRINUSE') {
-            reject(new StartupError(`Port ${port} on ${host} is already in use; stop the other process or set PORT to a free port.`));
-          } else if (error.code === 'EACCES') {
-            reject(new StartupError(`Not allowed to listen on port ${port}; use a port above 1023 or run with the right privileges.`));
-          } else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') {
-            reject(new StartupError(`Cannot listen on ${host}: no such local address; fix HOST.`));
-          } else {
-            reject(error);
-          }
-        };
-        server.once('error', onError);
-        server.listen(port, host, () => {
-          server.off('error', onError);
-          resolve(boundAddress(server));
-        });
-      });
+      return listenOn(server, port, host, 'PORT');
     },
     async close() {
       draining = true;

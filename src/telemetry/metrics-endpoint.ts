@@ -3,7 +3,7 @@
 // the own port also asks for the token. Neither set: not served at all.
 import { timingSafeEqual } from 'node:crypto';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import { boundAddress } from '../net/bound-address.ts';
+import { listenOn } from '../net/listen.ts';
 import { METRICS_PATH } from '../paths.ts';
 import type { Metrics } from './metrics.ts';
 
@@ -58,15 +58,9 @@ export async function startMetricsServer(
     if (!answerMetrics(req, res, metrics, access.token))
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`Only ${METRICS_PATH} is served here.\n`);
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(access.port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
+  const { port } = await listenOn(server, access.port, host, 'METRICS_PORT');
   return {
-    port: boundAddress(server).port,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -345,6 +345,30 @@ describe('start failures', { timeout: 60_000 }, () => {
     }
   });
 
+  it('reports a METRICS_PORT already in use as such, in one sentence', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = blocker.address() as net.AddressInfo;
+      const { line } = await expectStartFailure({
+        DATA_DIR: await makeTempDir(),
+        PORT: String(await freePort()),
+        METRICS_PORT: String(port),
+      });
+      expect(line).toBe(
+        `portico: cannot start: Port ${port} on 127.0.0.1 is already in use; stop the other process or set METRICS_PORT to a free port.`,
+      );
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('reports a METRICS_PORT equal to PORT as a configuration error', async () => {
+    const port = String(await freePort());
+    const { line } = await expectStartFailure({ DATA_DIR: await makeTempDir(), PORT: port, METRICS_PORT: port });
+    expect(line).toBe(`portico: configuration error: METRICS_PORT must differ from PORT (both ${port}).`);
+  });
+
   it('reports a PORT that is not a number', async () => {
     const { line } = await expectStartFailure({ DATA_DIR: await makeTempDir(), PORT: 'abc' });
     expect(line).toMatch(/^portico: configuration error: /);
