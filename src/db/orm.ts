@@ -60,6 +60,10 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
   const overrides: Partial<Options> = {
     pool: { min: 0, max: settings.poolMax },
     driverOptions: {
+      // The whole URL, read as node-postgres reads one (sslmode, application_name, options …), as
+      // every other connection here reads it: MikroORM on its own keeps only the host, port, user,
+      // password and database, so a pool asked for TLS would have talked in plain text.
+      connectionString: url,
       ...(settings.bounds ? boundedConnectionOptions(settings.bounds) : {}),
       // Run by the pool on each new connection before it is handed out, and before the wrappers below
       // (installed on the pool's 'connect') exist: its statement goes out on the connection as it is.
