@@ -196,6 +196,9 @@ export class ConfigError extends Error {
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
 
+/** The largest budget a key may have (RATE_LIMIT, or a key's own): it fits PostgreSQL's integer. */
+export const RATE_LIMIT_MAX = 1_000_000_000;
+
 /** The asymmetric algorithms user tokens may be signed with: never `none`, never HS256 with a public key. */
 export const JWT_ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'ES256', 'ES384', 'EdDSA'] as const;
 
@@ -441,7 +444,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxCost: integer(env, 'GRAPHQL_MAX_COST', 10_000, 1, 10_000_000),
     },
     rateLimit: {
-      max: integer(env, 'RATE_LIMIT', 600, 1, 1_000_000_000),
+      max: integer(env, 'RATE_LIMIT', 600, 1, RATE_LIMIT_MAX),
       unidentifiedMax: integer(env, 'RATE_LIMIT_UNIDENTIFIED', 60, 1, 1_000_000_000),
       windowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
       redisUrl: serverUrl(env, 'REDIS_URL', ['redis', 'rediss'], 'redis://[:password@]host:6379[/db]'),

@@ -75,6 +75,8 @@ if (!command || !['create', 'list', 'rotate', 'revoke', 'usage'].includes(comman
   fail(command ? `unknown command "${command}"` : 'a command is required');
 }
 if (['rotate', 'revoke', 'usage'].includes(command) && !id) fail(`${command} needs the id of a key (see \`keys list\`)`);
+const extra = positionals[['rotate', 'revoke', 'usage'].includes(command) ? 2 : 1];
+if (extra !== undefined) fail(`unexpected argument "${extra}"`);
 const days = Number(values.days);
 if (!Number.isInteger(days) || days < 1 || days > 366) fail('--days takes a whole number from 1 to 366');
 const expiresIn = values.expires === undefined ? undefined : parseDuration(values.expires);

@@ -3,6 +3,7 @@ import { ApiKey } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import { NOTIFY_SQL } from '../db/notifications.ts';
 import type { EntityManager } from '../db/orm.ts';
+import { RATE_LIMIT_MAX } from '../config.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import { generateKeySecret, hashKeySecret, type KeyEnvironment } from './api-key-secrets.ts';
 import { normalizeCidr } from '../net/cidr.ts';
@@ -35,8 +36,9 @@ export interface IssuedKey {
 
 function checkSettings(input: KeySettings): KeySettings {
   const check = new InputCheck();
-  const name = input.name.trim();
-  if (name.length < 1 || name.length > 100) check.fail('name', 'must be 1 to 100 characters');
+  // Shown in the operators' list, one key a line: no control characters.
+  const name = check.text('name', input.name);
+  if (name !== undefined && (name.length < 1 || name.length > 100)) check.fail('name', 'must be 1 to 100 characters');
   const scopes = [...new Set(input.scopes.map((scope) => scope.trim()))];
   if (scopes.length === 0) check.fail('scopes', `must name at least one of ${SCOPES.join(', ')}`);
   for (const scope of scopes) if (!isOneOf(SCOPES, scope)) check.fail('scopes', `"${scope}" is not one of ${SCOPES.join(', ')}`);
@@ -47,11 +49,12 @@ function checkSettings(input: KeySettings): KeySettings {
     else check.fail('allowedCidrs', `"${cidr}" is not an IPv4 or IPv6 CIDR`);
   }
   if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) check.fail('expiresAt', 'must be in the future');
-  if (input.rateLimitPerMinute != null && !(Number.isInteger(input.rateLimitPerMinute) && input.rateLimitPerMinute > 0)) {
-    check.fail('rateLimitPerMinute', 'must be a whole number above 0');
+  const limit = input.rateLimitPerMinute;
+  if (limit != null && !(Number.isInteger(limit) && limit >= 1 && limit <= RATE_LIMIT_MAX)) {
+    check.fail('rateLimitPerMinute', `must be a whole number from 1 to ${RATE_LIMIT_MAX}`);
   }
   check.done();
-  return { ...input, name, scopes, allowedCidrs };
+  return { ...input, name: name!, scopes, allowedCidrs };
 }
 
 export async function createApiKey(em: EntityManager, pepper: string, environment: KeyEnvironment, input: KeySettings): Promise<IssuedKey> {

@@ -204,10 +204,23 @@ describe('npm run keys', () => {
       ['create', '--name', 'x'],
       ['revoke'],
       ['create', '--name', 'x', '--scopes', 'admin', '--expires', 'soon'],
+      ['create', '--name', 'x', '--scopes', 'admin', 'extra'],
+      ['revoke', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m', 'extra'],
     ]) {
       const result = await run('src/cli/keys.ts', args, database.url);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toContain('usage: npm run keys');
+      expect(result.stderr).not.toMatch(/\n\s+at /);
+    }
+    // Values the service refuses, each named by its flag: a budget past what the service counts, a
+    // name with a line break (it would break the list's table apart).
+    for (const [flag, args, said] of [
+      ['--rate-limit', ['--rate-limit', '3000000000'], 'must be a whole number from 1 to 1000000000'],
+      ['--name', ['--name', 'a\nb'], 'must not contain control characters'],
+    ] as const) {
+      const refused = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'admin', ...args], database.url);
+      expect([refused.code, refused.stderr.split('\n')[0]], flag).toEqual([2, match.stringMatching(new RegExp(`^${flag} ${said}`))]);
+      expect(refused.stderr).not.toMatch(/\n\s+at /);
     }
     // Values the service refuses are mistakes too, named by their flag, with the usage.
     const invalid = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'root'], database.url);
@@ -393,7 +406,7 @@ describe('every command explains itself', () => {
     expect([missing.code, missing.stderr.split('\n')[0]]).toEqual([2, '--name needs a value']);
     // A value the service refuses is a mistake too: named by its flag, then the usage, status 2.
     const negative = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'admin', '--rate-limit', '-5'], database.url);
-    expect([negative.code, negative.stderr.split('\n')[0]]).toEqual([2, '--rate-limit must be a whole number above 0']);
+    expect([negative.code, negative.stderr.split('\n')[0]]).toEqual([2, '--rate-limit must be a whole number from 1 to 1000000000']);
     expect(negative.stderr).toContain('usage: npm run keys');
     const overlap = await run('src/cli/webhooks.ts', ['rotate', 'wep_01jd3x3b8vfb9s1p4t4p6q2k7m', '--overlap', '8d'], database.url);
     expect([overlap.code, overlap.stderr.split('\n')[0]]).toEqual([2, match.stringMatching(/^--overlap must be/)]);
