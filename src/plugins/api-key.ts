@@ -10,7 +10,7 @@ import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import { deny, refuse } from '../refusals.ts';
 import { decisionOf, rateLimitHeaders } from './rate-limit.ts';
 import type { Metrics } from '../telemetry/metrics.ts';
-import { maskKeySecret } from '../services/api-key-secrets.ts';
+import { KEYS_IN_TEXT, maskKeySecret } from '../services/api-key-secrets.ts';
 import type { ApiKeyVerifier, VerifiedKey } from '../services/api-key-verifier.ts';
 import { API_KEY_CHALLENGE } from '../services/request-auth.ts';
 import type { ServerPlugin } from './server-context.ts';
@@ -18,10 +18,16 @@ import type { ServerPlugin } from './server-context.ts';
 const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
 
 /**
- * A request URL fit for logs: an `api_key` query value is masked. Names are compared decoded, as
- * URLSearchParams reads them to find the key (`api%5Fkey` is `api_key` too).
+ * A request URL fit for logs: an `api_key` query value is masked, and so is anything shaped like a
+ * key elsewhere (in the path, in another parameter), where a client put one by mistake. Names are
+ * compared decoded, as URLSearchParams reads them to find the key (`api%5Fkey` is `api_key` too).
  */
 export function scrubbedUrl(url: string): string {
+  const scrubbed = maskedApiKeyParameter(url);
+  return scrubbed.includes('pk_') ? scrubbed.replace(KEYS_IN_TEXT, (key) => encodeURIComponent(maskKeySecret(key))) : scrubbed;
+}
+
+function maskedApiKeyParameter(url: string): string {
   const query = url.indexOf('?');
   if (query < 0) return url;
   const fragment = url.indexOf('#', query);

@@ -10,6 +10,8 @@ const RANDOM_BYTES = 24;
 const SECRET_LENGTH = 33;
 const PREFIX_CHARS = 8;
 const KEY_PATTERN = new RegExp(`^pk_(live|test)_[0-9A-Za-z]{${SECRET_LENGTH}}$`);
+/** Every key-shaped run of characters in a text (a URL where a client put a key by mistake, say). */
+export const KEYS_IN_TEXT = new RegExp(`pk_(?:live|test)_[0-9A-Za-z]{${SECRET_LENGTH}}`, 'g');
 
 export type KeyEnvironment = 'live' | 'test';
 

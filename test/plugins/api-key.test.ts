@@ -11,3 +11,11 @@ it('masks api_key values in logged URLs, even malformed ones', () => {
   for (const name of ['api%5Fkey', '%61pi_key', 'api%5fkey'])
     expect(scrubbedUrl(`/users?${name}=${key}#top`)).toBe(`/users?${name}=${encodeURIComponent('pk_test_0AzhYa1Q…bVrF')}#top`);
 });
+
+it('masks a key sent where no key belongs: in the path, or in another parameter', () => {
+  const key = 'pk_live_0AzhYa1QQEDMboaSZ0ZE72DydT4yYbVrF';
+  const masked = encodeURIComponent('pk_live_0AzhYa1Q…bVrF');
+  expect(scrubbedUrl(`/users/${key}`)).toBe(`/users/${masked}`);
+  expect(scrubbedUrl(`/users?limit=${key}&cursor=x`)).toBe(`/users?limit=${masked}&cursor=x`);
+  expect(scrubbedUrl(`/users/${key}/orders?api_key=${key}`)).toBe(`/users/${masked}/orders?api_key=${masked}`);
+});
