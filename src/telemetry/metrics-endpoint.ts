@@ -14,8 +14,10 @@ export interface MetricsAccess {
 
 function authorized(req: IncomingMessage, token: string | undefined): boolean {
   if (token === undefined) return true;
-  const sent = Buffer.from(req.headers.authorization ?? '');
-  const expected = Buffer.from(`Bearer ${token}`);
+  // The scheme's name is case-insensitive (RFC 9110 §11.1); the token is compared in constant time.
+  const match = /^bearer (.*)$/i.exec(req.headers.authorization ?? '');
+  const sent = Buffer.from(match?.[1] ?? '');
+  const expected = Buffer.from(token);
   return sent.length === expected.length && timingSafeEqual(sent, expected);
 }
 

@@ -53,6 +53,11 @@ describe('/metrics access', () => {
       expect(response.status, String(authorization)).toBe(401);
       expect(response.headers.get('www-authenticate')).toBe('Bearer realm="metrics"');
     }
+    // The scheme's name in any letter case (RFC 9110 §11.1), the token exactly.
+    for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+      const response = await fetch(`${server.url}/metrics`, { headers: { authorization: `${scheme} ${TOKEN}` } });
+      expect([scheme, response.status]).toEqual([scheme, 200]);
+    }
   });
 
   it('is not served at all when neither METRICS_TOKEN nor METRICS_PORT is set, and then nothing is counted per request', async () => {
