@@ -193,6 +193,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
+const NODE_ENVS = ['production', 'development', 'test'] as const;
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
 
@@ -382,6 +383,9 @@ function secret(env: Env, name: string, missing: string[] | undefined): string |
 
 export function loadConfig(env: Env = process.env): Config {
   const nodeEnv = env.NODE_ENV?.trim() || 'development';
+  // A misspelt production (`prod`) would otherwise run as development: generated secrets, GraphiQL,
+  // and a first start that prints a key with every scope.
+  if (!isOneOf(NODE_ENVS, nodeEnv)) throw new ConfigError(`NODE_ENV must be one of ${NODE_ENVS.join(', ')} (got "${env.NODE_ENV}").`);
   const production = nodeEnv === 'production';
 
   const logLevel = env.LOG_LEVEL?.trim().toLowerCase() || 'info';

@@ -39,6 +39,7 @@ describe('configuration', () => {
     [{ CORS_ORIGINS: '*' }, /CORS_ORIGINS must be a comma-separated list of origins/],
     [{ JWT_MAX_AGE: '24' }, /JWT_MAX_AGE must be a duration like 15m, 24h or 7d, from 60s to 30d \(got "24"\)/],
     [{ JWT_MAX_AGE: '31d' }, /JWT_MAX_AGE must be a duration/],
+    [{ NODE_ENV: 'prod' }, /NODE_ENV must be one of production, development, test \(got "prod"\)/],
     [{ JWT_ALGORITHM: 'none' }, /JWT_ALGORITHM must be one of RS256, .*EdDSA \(got "none"\)/],
     [{ JWT_ALGORITHM: 'HS256' }, /JWT_ALGORITHM must be one of RS256/],
     [{ METRICS_PORT: 'x' }, /METRICS_PORT must be a whole number from 0 to 65535/],
