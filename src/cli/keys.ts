@@ -41,6 +41,7 @@ const FLAG_OF: Record<string, string> = {
   allowedCidrs: '--allow-ip',
   expiresAt: '--expires',
   rateLimitPerMinute: '--rate-limit',
+  graceMs: '--grace',
 };
 
 /** Rows under a header, each column as wide as its widest cell. */

@@ -4,7 +4,7 @@ import { newId } from '../db/ids.ts';
 import { NOTIFY_SQL } from '../db/notifications.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { RATE_LIMIT_MAX } from '../config.ts';
-import { ConflictError, NotFoundError } from '../errors.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { generateKeySecret, hashKeySecret, type KeyEnvironment } from './api-key-secrets.ts';
 import { normalizeCidr } from '../net/cidr.ts';
 import { InputCheck, requireId } from './validation.ts';
@@ -113,12 +113,18 @@ export async function revokeApiKey(em: EntityManager, id: string): Promise<ApiKe
  * Issues a successor with the same settings; the old key keeps working for `graceMs` (never longer
  * than it would have anyway), so clients can switch without downtime.
  */
+/** Longest an old key keeps working beside its successor. */
+export const ROTATION_GRACE_MAX_MS = 30 * 86_400_000;
+
 export async function rotateApiKey(
   em: EntityManager,
   pepper: string,
   id: string,
   graceMs: number,
 ): Promise<IssuedKey & { previous: ApiKey }> {
+  if (!(graceMs >= 0 && graceMs <= ROTATION_GRACE_MAX_MS)) {
+    throw ValidationError.field('graceMs', `must be at most ${ROTATION_GRACE_MAX_MS / 86_400_000}d: the old key is to go, not to stay`);
+  }
   return em.transactional(async (tx) => {
     const previous = await mustFind(tx, id);
     const now = Date.now();

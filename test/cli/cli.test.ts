@@ -222,6 +222,9 @@ describe('npm run keys', () => {
       expect([refused.code, refused.stderr.split('\n')[0]], flag).toEqual([2, match.stringMatching(new RegExp(`^${flag} ${said}`))]);
       expect(refused.stderr).not.toMatch(/\n\s+at /);
     }
+    // A rotation's grace is bounded: the old key is to go.
+    const lasting = await run('src/cli/keys.ts', ['rotate', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m', '--grace', '1000d'], database.url);
+    expect([lasting.code, lasting.stderr.split('\n')[0]]).toEqual([2, '--grace must be at most 30d: the old key is to go, not to stay']);
     // Values the service refuses are mistakes too, named by their flag, with the usage.
     const invalid = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'root'], database.url);
     expect(invalid.code).toBe(2);
