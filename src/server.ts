@@ -300,7 +300,9 @@ export function createApp(dependencies: AppDependencies): App {
     },
   );
   // Node hands a net.Socket unless a custom transport is in use; there is none here.
-  server.on('clientError', (error, socket) => (socket instanceof Socket ? answerClientError(error, socket, logger) : socket.destroy()));
+  server.on('clientError', (error, socket) =>
+    socket instanceof Socket ? answerClientError(error, socket, logger, metrics) : socket.destroy(),
+  );
 
   return {
     server,

@@ -6,6 +6,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { problem, type ProblemKind } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { Metrics } from '../telemetry/metrics.ts';
 import { MAX_HEADER_BYTES, MAX_URL_LENGTH } from '../request-limits.ts';
 
 interface ClientError extends Error {
@@ -41,13 +42,15 @@ function refusalOf(error: ClientError): { kind: ProblemKind; detail: string } | 
   }
 }
 
-export function answerClientError(error: ClientError, socket: Socket, logger: Logger): void {
+export function answerClientError(error: ClientError, socket: Socket, logger: Logger, metrics: Metrics): void {
   const refusal = refusalOf(error);
   // Node's own rule: answer only if nothing of a response has been written on this connection.
   const response = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (refusal && socket.writable && !response?.headersSent) {
-    logger.debug({ code: error.code }, 'request refused by the HTTP parser');
     const body = problem(refusal.kind, refusal.detail);
+    // A request like any other for the log and the metrics, though no method or path could be read.
+    logger.info({ status: body.status, refusedBy: 'http-parser', code: error.code }, 'request');
+    if (metrics.served) metrics.requestEnded({}, body.status, 0);
     const text = JSON.stringify(body);
     socket.end(
       `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}\r\nContent-Type: application/problem+json\r\n` +

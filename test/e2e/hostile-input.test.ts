@@ -175,6 +175,8 @@ describe('requests Node refuses before the service sees them', () => {
       type: 'https://portico.dev/problems/request-header-fields-too-large',
       status: 431,
     });
+    // Logged like every request, though it has no method or path that could be read.
+    expect(server.logs).toContainEqual(match.objectContaining({ msg: 'request', status: 431, refusedBy: 'http-parser' }));
   });
 
   it('answers a URL over the size limit with a Problem Details status, not an empty body', async () => {
