@@ -270,14 +270,15 @@ describe('the request target and Host', () => {
 });
 
 describe('GraphQL bodies in other media types', () => {
+  /** POSTs `body` to /graphql with `headers`, asking for GraphQL's own response media type. */
+  const postGraphQL = (body: BodyInit, headers: Record<string, string>) =>
+    server.fetch('/graphql', { method: 'POST', headers: { accept: 'application/graphql-response+json', ...headers }, body });
+  type Errors = { errors: { message: string; extensions: Record<string, unknown> }[] };
+
   it('answers a text/plain POST with 415 and a coded error naming the media types it takes', async () => {
-    const response = await server.fetch('/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'text/plain', accept: 'application/graphql-response+json' },
-      body: '{ users(first: 1) { edges { node { id } } } }',
-    });
+    const response = await postGraphQL('{ users(first: 1) { edges { node { id } } } }', { 'content-type': 'text/plain' });
     expect(response.status).toBe(415);
-    const body = (await response.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+    const body = (await response.json()) as Errors;
     expect(body.errors[0]!.message).toMatch(/application\/json/);
     expect(body.errors[0]!.extensions).toMatchObject({
       code: 'BAD_USER_INPUT',
@@ -291,13 +292,9 @@ describe('GraphQL bodies in other media types', () => {
       ['utf-16', Buffer.from(text, 'utf16le')],
       ['ISO-8859-1', Buffer.from(text, 'latin1')],
     ] as const) {
-      const response = await server.fetch('/graphql', {
-        method: 'POST',
-        headers: { 'content-type': `application/json; charset=${charset}`, accept: 'application/graphql-response+json' },
-        body: bytes,
-      });
+      const response = await postGraphQL(bytes, { 'content-type': `application/json; charset=${charset}` });
       expect(response.status).toBe(415);
-      const body = (await response.json()) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+      const body = (await response.json()) as Errors;
       expect(body.errors[0]!.message).toMatch(new RegExp(`UTF-8.*not ${charset}`, 'i'));
       expect(body.errors[0]!.extensions).toMatchObject({ type: 'https://portico.dev/problems/unsupported-media-type' });
     }
@@ -307,11 +304,7 @@ describe('GraphQL bodies in other media types', () => {
     expect(row!.n).toBe(0);
     // UTF-8 named in any spelling is read as ever.
     for (const charset of ['utf-8', 'UTF-8', '"utf-8"', 'utf8']) {
-      const response = await server.fetch('/graphql', {
-        method: 'POST',
-        headers: { 'content-type': `application/json; charset=${charset}`, accept: 'application/graphql-response+json' },
-        body: '{"query":"{ __typename }"}',
-      });
+      const response = await postGraphQL('{"query":"{ __typename }"}', { 'content-type': `application/json; charset=${charset}` });
       expect([charset, response.status]).toEqual([charset, 200]);
     }
   });
@@ -319,13 +312,15 @@ describe('GraphQL bodies in other media types', () => {
   it('answers a compressed body with 415 and Accept-Encoding: identity on both faces, storing nothing', async () => {
     const before = await userCount();
     const gzipped = (value: unknown) => gzipSync(JSON.stringify(value));
-    const graphql = await server.fetch('/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', accept: 'application/graphql-response+json' },
-      body: gzipped({ query: 'mutation { createUser(input: { name: "Zip", email: "zip@example.com" }) { id } }' }),
-    });
+    const graphql = await postGraphQL(
+      gzipped({ query: 'mutation { createUser(input: { name: "Zip", email: "zip@example.com" }) { id } }' }),
+      {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+      },
+    );
     expect([graphql.status, graphql.headers.get('accept-encoding')]).toEqual([415, 'identity']);
-    const body = (await graphql.json()) as { errors: { message: string }[] };
+    const body = (await graphql.json()) as Errors;
     expect(body.errors[0]!.message).toMatch(/uncompressed, not in gzip/);
     const rest = await server.fetch('/users', {
       method: 'POST',
@@ -339,24 +334,16 @@ describe('GraphQL bodies in other media types', () => {
     });
     expect(await userCount()).toBe(before);
     // identity is no coding at all.
-    const plain = await server.fetch('/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-encoding': 'identity' },
-      body: '{"query":"{ __typename }"}',
-    });
+    const plain = await postGraphQL('{"query":"{ __typename }"}', { 'content-type': 'application/json', 'content-encoding': 'identity' });
     expect(plain.status).toBe(200);
   });
 
   it('says a body is not JSON without echoing it or the parser error back', async () => {
-    const response = await server.fetch('/graphql', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-      body: '{"query": "{ __typename }", "secret": "hunter2',
-    });
+    const response = await postGraphQL('{"query": "{ __typename }", "secret": "hunter2', { 'content-type': 'application/json' });
     expect(response.status).toBe(400);
     const text = await response.text();
     expect(text).not.toContain('hunter2');
-    const body = JSON.parse(text) as { errors: { message: string; extensions: Record<string, unknown> }[] };
+    const body = JSON.parse(text) as Errors;
     expect(body.errors[0]!.extensions).toEqual({
       code: 'BAD_USER_INPUT',
       type: 'https://portico.dev/problems/invalid-input',
@@ -367,13 +354,9 @@ describe('GraphQL bodies in other media types', () => {
     const form = new FormData();
     form.set('operations', JSON.stringify({ query: 'mutation { createUser(input: { name: "Form", email: "form@example.com" }) { id } }' }));
     form.set('map', '{}');
-    const response = await server.fetch('/graphql', {
-      method: 'POST',
-      headers: { accept: 'application/graphql-response+json' },
-      body: form,
-    });
+    const response = await postGraphQL(form, {});
     expect(response.status).toBe(415);
-    const body = (await response.json()) as { errors: { message: string }[] };
+    const body = (await response.json()) as Errors;
     expect(body.errors[0]!.message).toMatch(/not multipart\/form-data/);
     const [row] = await server.orm.em
       .fork()
