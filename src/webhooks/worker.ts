@@ -243,7 +243,7 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.#settling = undefined;
-        // Settled attempts no longer count against their endpoint's places: what waited on them may go.
+        // Recorded outcomes release their claims: an immediate retry is due now, not at the next poll.
         this.#poke();
       });
     await this.#settling;
