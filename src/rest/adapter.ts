@@ -17,7 +17,7 @@ import { BEARER_CHALLENGE } from '../services/request-auth.ts';
 import type { Logger } from '../log.ts';
 import { GRAPHQL_PATH } from '../paths.ts';
 import { RequestProblem, problemFromGraphQLErrors, problemResponse } from './problem-details.ts';
-import { inputFor, unexpectedBody } from './request-body.ts';
+import { inputFor, settableFields, unexpectedBody, type Settable } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
 import { PATH_IDS, ROUTES, matchRoute, queryParameters, restMethods, restNames, routeField, routeRoot, type RestRoute } from './routes.ts';
 import { idError } from '../services/validation.ts';
@@ -71,6 +71,8 @@ interface Operation {
   name: string | undefined;
   /** The root field whose value is the response body. */
   field: string;
+  /** What the route's body may set. */
+  settable: Settable;
 }
 
 /** Each route's operation, as SOFA builds it: every scalar field of the resource, one level deep. */
@@ -87,7 +89,8 @@ function operationsOf(schema: GraphQLSchema): Map<RestRoute, Operation> {
         ignore: sofa.ignore,
         circularReferenceDepth: sofa.depthLimit,
       });
-      return [route, { document: { kind: Kind.DOCUMENT, definitions: [node] }, name: node.name?.value, field }];
+      const settable = settableFields(schema, route);
+      return [route, { document: { kind: Kind.DOCUMENT, definitions: [node] }, name: node.name?.value, field, settable }];
     }),
   );
 }
@@ -173,15 +176,15 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
           if (error) errors.push(error);
         }
         for (const [rest, argument] of Object.entries(route.rename ?? {})) if (rest in params) variables[argument] = params[rest];
+        const operation = operations.get(route)!;
         if (route.body) {
-          const body = await inputFor(schema!, route, request, params);
+          const body = await inputFor(operation.settable, route, request, params);
           variables.input = body.input;
           errors.push(...body.errors);
         } else if (!isSafeMethod(request.method)) {
           const error = await unexpectedBody(request);
           if (error) errors.push(error);
         }
-        const operation = operations.get(route)!;
         // Coerced here once; execution finds the result (plugins/variables.ts).
         const coerced = coercedVariables({
           schema: schema!,

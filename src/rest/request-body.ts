@@ -81,23 +81,15 @@ function parse(text: string): Record<string, unknown> {
   return parsed;
 }
 
-type Settable = ReadonlyMap<string, { list: boolean }>;
-/** Each route's settable fields, worked out once per schema (a server's is fixed). */
-const settableOf = new WeakMap<GraphQLSchema, Map<RestRoute, Settable>>();
+/** The fields a route's body may set, and whether each takes a list. */
+export type Settable = ReadonlyMap<string, { list: boolean }>;
 
-/** The fields a route's body may set (those of its mutation's `input` argument), and whether each takes a list. */
-function settableFields(schema: GraphQLSchema, route: RestRoute): Settable {
-  let routes = settableOf.get(schema);
-  if (!routes) settableOf.set(schema, (routes = new Map<RestRoute, Settable>()));
-  let settable = routes.get(route);
-  if (!settable) {
-    const input = routeField(schema, route).args.find((arg) => arg.name === 'input');
-    const type = input && getNamedType(input.type);
-    const fields = type && isInputObjectType(type) ? Object.values(type.getFields()) : [];
-    settable = new Map(fields.map((field) => [field.name, { list: isListType(getNullableType(field.type)) }]));
-    routes.set(route, settable);
-  }
-  return settable;
+/** What a route's body may set: the fields of its mutation's `input` argument. Worked out once per route (adapter.ts). */
+export function settableFields(schema: GraphQLSchema, route: RestRoute): Settable {
+  const input = routeField(schema, route).args.find((arg) => arg.name === 'input');
+  const type = input && getNamedType(input.type);
+  const fields = type && isInputObjectType(type) ? Object.values(type.getFields()) : [];
+  return new Map(fields.map((field) => [field.name, { list: isListType(getNullableType(field.type)) }]));
 }
 
 /**
@@ -105,7 +97,7 @@ function settableFields(schema: GraphQLSchema, route: RestRoute): Settable {
  * that cannot be set are left out of it and named in `errors`, for the caller to report with the rest.
  */
 export async function inputFor(
-  schema: GraphQLSchema,
+  settable: Settable,
   route: RestRoute,
   request: Request,
   params: Record<string, string>,
@@ -128,7 +120,6 @@ export async function inputFor(
   const charset = foreignCharset(contentType);
   if (charset !== undefined) throw unsupported(charsetDetail(charset));
   const input = parse(decodeUtf8(bytes));
-  const settable = settableFields(schema, route);
   const errors: FieldError[] = [];
   for (const name of Object.keys(input)) {
     if (Object.values(body.fromPath ?? {}).includes(name)) {
