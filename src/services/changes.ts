@@ -4,19 +4,29 @@ import { crashAt, isArmed } from '../failpoints.ts';
 import type { EventType } from '../webhooks/event-types.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 
+/** What a change hands back when it found the resource already as asked: no event is recorded. */
+export class Unchanged<T> {
+  readonly value: T;
+  constructor(value: T) {
+    this.value = value;
+  }
+}
+
 /**
  * Runs `change` and records its event in one transaction: the request's own when it has one open (a
  * write sent with an Idempotency-Key, which then commits the change, the event and the key's record
- * together), or a new one. `resource` gives the changed resource as REST's GET shows it.
+ * together), or a new one. `resource` gives the changed resource as REST's GET shows it. A change
+ * that alters nothing returns `Unchanged`: subscribers hear of changes, not of requests.
  */
 export async function withEvent<T>(
   em: EntityManager,
   type: EventType,
-  change: (tx: EntityManager) => Promise<T>,
+  change: (tx: EntityManager) => Promise<T | Unchanged<T>>,
   resource: (result: T) => Record<string, unknown>,
 ): Promise<T> {
   const run = async () => {
     const changed = await change(em);
+    if (changed instanceof Unchanged) return changed.value;
     await recordEvent(em, type, resource(changed));
     if (isArmed('fail-after-event')) throw new Error('failpoint fail-after-event');
     crashAt('crash-after-event');

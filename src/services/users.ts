@@ -14,7 +14,7 @@ import type { CursorCodec } from '../pagination/cursor.ts';
 import { edgesOf, type Page } from '../pagination/edges.ts';
 import { pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { changeWithEvent, runChangeWithEvent } from '../webhooks/outbox.ts';
-import { withEvent } from './changes.ts';
+import { Unchanged, withEvent } from './changes.ts';
 import { PAGE_SIZE } from './limits.ts';
 import { NEWEST_FIRST } from './orders.ts';
 import { InputCheck, requireId } from './validation.ts';
@@ -209,13 +209,15 @@ export async function createUser(em: StatementRunner, input: UserFields): Promis
   return user;
 }
 
-/** Applies `changes` to the stored user and records the change as `user.updated`. */
+/** Applies `changes` to the stored user and records the change as `user.updated`, when it changes anything. */
 async function changeUser(em: EntityManager, id: string, changes: Partial<UserFields>): Promise<UserRecord> {
   return withEvent(
     em,
     'user.updated',
     async (tx) => {
       const user = await mustFind(tx, id);
+      const fields = Object.keys(changes) as (keyof UserFields)[];
+      if (fields.every((field) => changes[field] === user[field])) return new Unchanged(user);
       tx.assign(user, changes);
       await flushUnique(tx, changes.email ?? user.email);
       return user;

@@ -133,6 +133,31 @@ describe('every change commits with its event', () => {
     expect((await eventsAbout(other.id)).map((event) => event.type)).toEqual(['user.created']);
   });
 
+  it('a change that changes nothing records no event and keeps updatedAt, on both faces', async () => {
+    const user = (await rest<User>(server, 'GET', `/users/${(await createUser('Same')).id}`)).body;
+    const patched = await rest<User>(server, 'PATCH', `/users/${user.id}`, {
+      json: { name: user.name },
+      contentType: 'application/merge-patch+json',
+    });
+    const emptyPatch = await rest<User>(server, 'PATCH', `/users/${user.id}`, { json: {}, contentType: 'application/merge-patch+json' });
+    const put = await rest<User>(server, 'PUT', `/users/${user.id}`, { json: { name: user.name, email: user.email } });
+    const graphql = await server.gql<{ updateUser: User }>(
+      'mutation ($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { id name email createdAt updatedAt } }',
+      { id: user.id, input: { email: user.email } },
+    );
+    for (const response of [patched, emptyPatch, put]) expect(response.body).toEqual(user);
+    expect(graphql.body.data!.updateUser).toEqual(user);
+    expect((await eventsAbout(user.id)).map((event) => event.type)).toEqual(['user.created']);
+
+    // A change of letter case is a change: the address is stored as given.
+    const recased = await rest<User>(server, 'PATCH', `/users/${user.id}`, {
+      json: { email: user.email.toUpperCase() },
+      contentType: 'application/merge-patch+json',
+    });
+    expect(recased.body.email).toBe(user.email.toUpperCase());
+    expect((await eventsAbout(user.id)).map((event) => event.type)).toEqual(['user.created', 'user.updated']);
+  });
+
   it('a write that fails after its event is inserted keeps neither (the transaction rolls back)', async () => {
     const user = await createUser('Before');
     const failed = await withFailpoint('fail-after-event', () =>
