@@ -71,9 +71,23 @@ const JIT_SERIAL_USE: Patch = {
     \${GLOBAL_RESOLVE} = \${GLOBAL_EXECUTION_CONTEXT}.serialResolve;`,
 };
 
+/**
+ * graphql-jit writes an input object's field given as a variable (`input: { name: $name }`) as null,
+ * to be replaced by the variable's value when the request sends one. When it does not, the field
+ * stayed null, where GraphQL's input coercion leaves it out (spec §5.6 "Input Coercion": `{ a: $var,
+ * b: 123 }` with no `var` is `{ b: 123 }`): an update meant to change one field cleared the others.
+ * The field is now left out until the variable sets it, and keeps its default when it has one.
+ */
+const JIT_ABSENT_VARIABLE_FIELDS: Patch = {
+  files: ['graphql-jit/dist/ast.js', 'graphql-jit/dist/ast.mjs'],
+  from: `      coercedObj[field.name] = fieldValue.value;`,
+  to: `      // ${MARK}: a variable's field is set by the variable, at run time, when it is sent.
+      if (fieldNode.value.kind !== "Variable") coercedObj[field.name] = fieldValue.value;`,
+};
+
 const modules = path.join(path.dirname(import.meta.dirname), 'node_modules');
 
-for (const patch of [JIT_SERIAL_FUNCTIONS, JIT_SERIAL_STATE, JIT_SERIAL_USE]) {
+for (const patch of [JIT_SERIAL_FUNCTIONS, JIT_SERIAL_STATE, JIT_SERIAL_USE, JIT_ABSENT_VARIABLE_FIELDS]) {
   for (const file of patch.files) {
     const at = path.join(modules, file);
     const text = readFileSync(at, 'utf8');

@@ -202,6 +202,20 @@ describe('updateUser', () => {
     expect(unchanged.body.data!.updateUser).toMatchObject({ name: 'Renamed', email: user.email });
   });
 
+  it('leaves a field alone when the variable it is written with was not sent (GraphQL input coercion)', async () => {
+    const user = await createUser();
+    const PER_FIELD = `mutation ($id: ID!, $name: String, $email: String) {
+      updateUser(id: $id, input: { name: $name, email: $email }) { ${USER_FIELDS} }
+    }`;
+    const email = `per-field-${user.id}@example.com`;
+    const response = await server.gql<{ updateUser: UserData }>(PER_FIELD, { id: user.id, email });
+    expect(response.body.errors).toBeUndefined();
+    expect(response.body.data!.updateUser).toMatchObject({ name: user.name, email });
+    // Sent as null, the variable is null: refused, since a user's name cannot be cleared.
+    const cleared = await server.gql(PER_FIELD, { id: user.id, name: null });
+    expect(firstError(cleared).extensions.errors!.map((e) => e.field)).toEqual(['name']);
+  });
+
   it('refuses null and invalid values without changing anything', async () => {
     const user = await createUser();
     const response = await server.gql(UPDATE, { id: user.id, input: { name: null, email: 'bad' } });

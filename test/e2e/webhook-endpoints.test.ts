@@ -354,6 +354,21 @@ describe('managing endpoints', () => {
     ]);
   });
 
+  it('on GraphQL, keeps the fields whose variables were not sent (GraphQL input coercion)', async () => {
+    const key = await newKey();
+    const endpoint = await register(key, { events: ['ORDER_CREATED'], description: 'Fulfilment' });
+    const updated = await server.gql<{ updateWebhookEndpoint: Endpoint }>(
+      `mutation ($id: ID!, $events: [EventType!], $description: String, $enabled: Boolean) {
+        updateWebhookEndpoint(id: $id, input: { events: $events, description: $description, enabled: $enabled }) { events description enabled }
+      }`,
+      { id: endpoint.id, enabled: false },
+      { 'x-api-key': key },
+    );
+    expect(updated.body).toEqual({
+      data: { updateWebhookEndpoint: { events: ['ORDER_CREATED'], description: 'Fulfilment', enabled: false } },
+    });
+  });
+
   it('rotates the secret: the new one shown once, the old one signing beside it for the overlap', async () => {
     const key = await newKey();
     const endpoint = await register(key);
