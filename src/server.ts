@@ -22,7 +22,7 @@ import type { UserTokenVerifier } from './services/user-tokens.ts';
 import type { WebhookSettings } from './services/webhook-endpoints.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
-import { logLevelOf, maskError, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
+import { logLevelOf, maskError, useErrorLocations, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
 import { fromLibrary, type ServerContext } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
 import { answerClientError } from './http/client-errors.ts';
@@ -204,6 +204,7 @@ export function createApp(dependencies: AppDependencies): App {
         useValidationCache(),
         useKnownOperationTypes(),
         useValidationErrorCodes(),
+        useErrorLocations(),
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.
         fromLibrary(useGraphQlJit({}, { onError: (error) => logger.error({ err: error }, 'GraphQL document could not be compiled') })),

@@ -1,7 +1,7 @@
 // How errors leave GraphQL: domain errors become coded errors with their problem type; errors
 // graphql-js raised about the request itself (syntax, validation, variables) are BAD_USER_INPUT;
 // anything else is masked to INTERNAL, and the original goes to the log with the request id.
-import { GraphQLError, type DocumentNode, type GraphQLHTTPErrorExtensions } from 'graphql';
+import { GraphQLError, type DocumentNode, type GraphQLHTTPErrorExtensions, type Source, type SourceLocation } from 'graphql';
 import { databaseFailureOf } from '../db/failures.ts';
 import {
   DomainError,
@@ -19,7 +19,7 @@ import {
   type ProblemKind,
 } from '../errors.ts';
 import { BEARER_CHALLENGE } from '../services/request-auth.ts';
-import type { ServerPlugin } from './server-context.ts';
+import { executionArgs, type ServerPlugin } from './server-context.ts';
 import { markStatementTimeout } from '../request-context.ts';
 import { namedLiteralError } from '../graphql/literal-errors.ts';
 
@@ -179,6 +179,55 @@ export function useValidationErrorCodes(): ServerPlugin {
           result.map((error: Error) => (error instanceof GraphQLError ? asRequestError(namedLiteralError(error, document)) : error)),
         );
       },
+  };
+}
+
+/** Line breaks as GraphQL counts lines (spec §2.1.3), which graphql-js's `getLocation` follows. */
+const LINE_BREAK = /\r\n|[\n\r]/g;
+
+/** The offset in `body` of a line and column counted as graphql-js counts them. */
+function offsetOf(body: string, { line, column }: SourceLocation): number {
+  let lineStart = 0;
+  LINE_BREAK.lastIndex = 0;
+  for (let at = 1; at < line; at++) {
+    const found = LINE_BREAK.exec(body);
+    if (!found) break;
+    lineStart = found.index + found[0].length;
+  }
+  return lineStart + column - 1;
+}
+
+function locatedIn(error: GraphQLError, source: Source): GraphQLError {
+  return new GraphQLError(error.message, {
+    source,
+    positions: error.locations!.map((location) => offsetOf(source.body, location)),
+    path: error.path,
+    originalError: error.originalError,
+    extensions: error.extensions,
+  });
+}
+
+/**
+ * graphql-jit's errors carry their \`locations\` alone, without the nodes or source graphql-js works
+ * them out from, and yoga remakes every error from those: where in the document an error arose
+ * would be lost. Each gets its positions in the document's source instead.
+ */
+export function useErrorLocations(): ServerPlugin {
+  return {
+    onExecute: ({ args }) => ({
+      onExecuteDone: ({ result, setResult }) => {
+        if (!('errors' in result) || !result.errors?.length) return;
+        const source = executionArgs(args).document.loc?.source;
+        if (!source) return;
+        const errors: readonly unknown[] = result.errors;
+        setResult({
+          ...result,
+          errors: errors.map((error) =>
+            error instanceof GraphQLError && error.locations?.length && !error.source && !error.nodes ? locatedIn(error, source) : error,
+          ),
+        });
+      },
+    }),
   };
 }
 

@@ -160,6 +160,21 @@ describe('user', () => {
   );
 });
 
+describe('errors raised while running', () => {
+  it.each(['\n', '\r\n', '\r'])('say where in the document they arose (locations) as well as the path, lines broken by %j', async (br) => {
+    const user = await createUser();
+    const query = ['query ($id: ID!) {', '  user(id: $id) { id }', '  other: user(id: "x") { id }', '}'].join(br);
+    const response = await server.gql(query, { id: user.id });
+    expect(response.body.errors).toEqual([
+      match.objectContaining({
+        path: ['other'],
+        locations: [{ line: 3, column: 3 }],
+        extensions: match.objectContaining({ code: 'BAD_USER_INPUT' }),
+      }),
+    ]);
+  });
+});
+
 describe('replaceUser', () => {
   const REPLACE = `mutation ($id: ID!, $input: ReplaceUserInput!) { replaceUser(id: $id, input: $input) { ${USER_FIELDS} } }`;
 
