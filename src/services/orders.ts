@@ -5,6 +5,7 @@ import { newId } from '../db/ids.ts';
 import type { StatementRunner } from '../db/prepared.ts';
 import { ORDER_COLUMNS, orderResource, type OrderRecord } from '../db/records.ts';
 import { statement, type Sql } from '../db/sql.ts';
+import { lockUserShared } from '../db/user-locks.ts';
 import { NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
@@ -18,11 +19,15 @@ export interface CreateOrderFields {
   status?: string | null;
 }
 
-/** The hot write path: the order, its event and its deliveries in one statement (one round trip, atomic by itself). */
+/**
+ * The hot write path: the order, its event and its deliveries in one statement (one round trip, atomic
+ * by itself), once the user's shared lock is held (so not while the user is being deleted).
+ */
 const CREATE_ORDER = changeWithEvent(
   'create_order',
-  `created as (insert into orders (id, user_id, total, status, created_at) values ($1, $2, $3, $4, $5))`,
+  `created as (insert into orders (id, user_id, total, status, created_at) values ((select $1::text from held), $2, $3, $4, $5))`,
   5,
+  lockUserShared('$2'),
 );
 
 export async function createOrder(em: StatementRunner, input: CreateOrderFields): Promise<OrderRecord> {

@@ -1,14 +1,13 @@
 // Users: the domain rules for reading and changing them. Reads are plain SQL returning records; a
-// creation is one statement with its event; updates go through the unit of work, deletions are one
-// statement; each commits with its event.
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { User } from '../db/entities/index.ts';
+// creation is one statement with its event; an update or a deletion is one statement, then its
+// event, in one transaction.
 import type { EntityManager } from '../db/orm.ts';
 import { violatedConstraint } from '../db/failures.ts';
 import { newId } from '../db/ids.ts';
 import { prepared, runPrepared, type StatementRunner } from '../db/prepared.ts';
 import { ORDER_TUPLE, USER_COLUMNS, ordersOfTuples, userResource, type OrderRecord, type UserRecord } from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
+import { lockUser } from '../db/user-locks.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { edgesOf, type Page } from '../pagination/edges.ts';
@@ -165,26 +164,11 @@ export async function findUsersByIds(sql: Sql, ids: readonly string[]): Promise<
   return await sql.rows<UserRecord>(USERS_BY_IDS, [ids]);
 }
 
-async function mustFind(em: EntityManager, id: string): Promise<User> {
-  const user = await em.findOne(User, { id });
-  if (!user) throw new NotFoundError(`No user has the id ${id}.`);
-  return user;
-}
-
 /** The unique index on lower(email), letter case folded by ICU. */
 const EMAIL_UNIQUE = 'users_email_lower_key';
 
 const emailTaken = (email: string) =>
   new ConflictError(`A user with the email ${email} already exists (emails are compared case-insensitively).`);
-
-async function flushUnique(em: EntityManager, email: string): Promise<void> {
-  try {
-    await em.flush();
-  } catch (error) {
-    if (error instanceof UniqueConstraintViolationException) throw emailTaken(email);
-    throw error;
-  }
-}
 
 /** A user, its event and its deliveries in one statement. */
 const CREATE_USER = changeWithEvent(
@@ -209,18 +193,39 @@ export async function createUser(em: StatementRunner, input: UserFields): Promis
   return user;
 }
 
+/**
+ * The update, once the user's lock is held (db/user-locks.ts): each field given ($2, $3; null keeps
+ * the stored one) replaces the stored one, and `updated_at` is the time it was made, after any wait
+ * (and never before the time it replaces, whatever the clocks of the servers that wrote them). A user
+ * left as it was is not written, and no row comes back; nor when the user is gone (deleted, perhaps
+ * while this waited). Being one statement, it changes the row as it stands when it does so.
+ */
+const UPDATE_USER = prepared(
+  'update_user',
+  `update users set name = coalesce($2, name), email = coalesce($3, email), updated_at = greatest(clock_timestamp(), updated_at)
+     from (select ${lockUser('$1')}) held
+    where id = $1 and (name, email) is distinct from (coalesce($2, name), coalesce($3, email))
+    returning ${USER_COLUMNS}`,
+);
+const USER_AS_STORED = prepared('user_as_stored', `select ${USER_COLUMNS} from users where id = $1`);
+
 /** Applies `changes` to the stored user and records the change as `user.updated`, when it changes anything. */
 async function changeUser(em: EntityManager, id: string, changes: Partial<UserFields>): Promise<UserRecord> {
   return withEvent(
     em,
     'user.updated',
     async (tx) => {
-      const user = await mustFind(tx, id);
-      const fields = Object.keys(changes) as (keyof UserFields)[];
-      if (fields.every((field) => changes[field] === user[field])) return new Unchanged(user);
-      tx.assign(user, changes);
-      await flushUnique(tx, changes.email ?? user.email);
-      return user;
+      let changed: UserRecord | undefined;
+      try {
+        [changed] = await runPrepared<UserRecord>(tx, UPDATE_USER, [id, changes.name ?? null, changes.email ?? null]);
+      } catch (error) {
+        if (violatedConstraint(error) === EMAIL_UNIQUE) throw emailTaken(changes.email!);
+        throw error;
+      }
+      if (changed) return changed;
+      const [stored] = await runPrepared<UserRecord>(tx, USER_AS_STORED, [id]);
+      if (!stored) throw new NotFoundError(`No user has the id ${id}.`);
+      return new Unchanged(stored);
     },
     userResource,
   );
@@ -251,8 +256,11 @@ export async function updateUser(
   return changeUser(em, id, changes);
 }
 
-/** Deletes a user and returns them as they were (one statement, so no race with another delete). */
-const DELETE_USER = prepared('delete_user', `delete from users where id = $1 returning ${USER_COLUMNS}`);
+/** Deletes a user and returns them as they were (one statement, so no race with another delete), once the user's lock is held. */
+const DELETE_USER = prepared(
+  'delete_user',
+  `delete from users using (select ${lockUser('$1')}) held where id = $1 returning ${USER_COLUMNS}`,
+);
 
 /** Deletes the user; their orders go with them (foreign key ON DELETE CASCADE). */
 export async function deleteUser(em: EntityManager, id: string): Promise<string> {

@@ -10,9 +10,15 @@ import { markDeliveriesQueued } from '../request-context.ts';
 import { currentTraceparent } from '../telemetry/trace-context.ts';
 import { PING, type EventType } from './event-types.ts';
 
-/** The event, its id, type, time, data and traceparent taken from five parameters starting at `$first`. */
-const event = (first: number) =>
-  `event as (insert into events (id, type, created_at, data, traceparent) values ($${first}, $${first + 1}, $${first + 2}, $${first + 3}::jsonb, $${first + 4}) returning id, type)`;
+/**
+ * The event, its id, type, time, data and traceparent taken from five parameters starting at `$first`;
+ * with `after`, the name of a common table expression the event's id is read through, so that it runs
+ * first (the change's lock, db/user-locks.ts).
+ */
+const event = (first: number, after?: string) => {
+  const id = after === undefined ? `$${first}` : `(select $${first}::text from ${after})`;
+  return `event as (insert into events (id, type, created_at, data, traceparent) values (${id}, $${first + 1}, $${first + 2}, $${first + 3}::jsonb, $${first + 4}) returning id, type)`;
+};
 
 /** Deliveries inserted by `insert` (returning a row each), counted: the statement's one row. */
 const counted = (insert: string) => `queued as (${insert} returning 1) select count(*)::int as queued from queued`;
@@ -64,10 +70,14 @@ export async function recordEvent(em: EntityManager, type: EventType, object: Re
  * A statement that makes a change and records its event and deliveries at once: `change` is a
  * common table expression (`name as (insert …)`) using parameters $1 to $`parameters`. One statement
  * is atomic on its own, so a write whose whole result is known beforehand (a creation) needs no
- * transaction of its own, and costs one round trip.
+ * transaction of its own, and costs one round trip. With `lock`, a one-row expression that takes a
+ * lock: it is named `held`, and the change and the event must both read it (the event does here),
+ * since PostgreSQL runs a statement's inserts in an order of its own and the first gives the
+ * transaction its id.
  */
-export function changeWithEvent(name: string, change: string, parameters: number): string {
-  return prepared(name, `with ${change}, ${event(parameters + 1)}, ${DELIVERIES}`);
+export function changeWithEvent(name: string, change: string, parameters: number, lock?: string): string {
+  const held = lock === undefined ? '' : `held as materialized (select ${lock}), `;
+  return prepared(name, `with ${held}${change}, ${event(parameters + 1, lock === undefined ? undefined : 'held')}, ${DELIVERIES}`);
 }
 
 /** Runs a `changeWithEvent` statement with the change's values and the event's. */

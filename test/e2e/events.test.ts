@@ -12,6 +12,7 @@ import { match } from '../support/match.ts';
 import { expectProblem, rest, type Order, type User } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startServiceProcess } from '../support/service-process.ts';
+import { eventually } from '../support/steady-load.ts';
 
 interface Event {
   id: string;
@@ -188,6 +189,85 @@ describe('every change commits with its event', () => {
     expect(once.text).toBe(twice.text);
     expect(once.body).toEqual({ ...event, data: { object: (await rest<User>(server, 'GET', `/users/${user.id}`)).body } });
     expect(await count('select id from events group by id having count(*) > 1')).toBe(0);
+  });
+});
+
+describe('changes to one user made at the same time', () => {
+  /** The events about one resource in the feed's order. */
+  async function feedAbout(id: string): Promise<Event[]> {
+    return server.orm.em
+      .fork()
+      .execute<Event[]>(`select id, type, data from events where data->'object'->>'id' = ? order by xact, id`, [id]);
+  }
+
+  /** Runs `request` while another transaction holds the user's row through `hold`, and commits that once the request waits for it. */
+  async function whileHeld<T>(hold: string, id: string, request: () => Promise<T>): Promise<T> {
+    const holder = server.orm.em.fork();
+    await holder.begin();
+    try {
+      await holder.execute(hold, [id]);
+      const sent = request();
+      await eventually(
+        async () => (await count(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)) > 0,
+        'the request waits for the row',
+        10_000,
+      );
+      await holder.commit();
+      return await sent;
+    } catch (error) {
+      await holder.rollback();
+      throw error;
+    }
+  }
+
+  const patch = (id: string, json: unknown) =>
+    rest<User>(server, 'PATCH', `/users/${id}`, { json, contentType: 'application/merge-patch+json' });
+
+  it('an update that waited for a deletion finds the user gone: 404, and no event', async () => {
+    const user = await createUser();
+    const updated = await whileHeld('delete from users where id = ?', user.id, () => patch(user.id, { name: 'Too late' }));
+    expectProblem(updated, 404, 'not-found', `/users/${user.id}`);
+    expect((await eventsAbout(user.id)).map((event) => event.type)).toEqual(['user.created']);
+  });
+
+  it('an update that waited for another answers, and records, the user with both changes', async () => {
+    const user = await createUser();
+    const email = newEmail();
+    const updated = await whileHeld(`update users set email = '${email}' where id = ?`, user.id, () => patch(user.id, { name: 'Both' }));
+    expect(updated.status).toBe(200);
+    const stored = (await rest<User>(server, 'GET', `/users/${user.id}`)).body;
+    expect(stored).toMatchObject({ name: 'Both', email });
+    expect(updated.body).toEqual(stored);
+    expect((await feedAbout(user.id)).at(-1)!.data.object).toEqual(stored);
+  });
+
+  it('records updates in the feed in the order they took effect, with updatedAt rising', async () => {
+    const users = await Promise.all(Array.from({ length: 5 }, () => createUser()));
+    await Promise.all(users.flatMap((user) => Array.from({ length: 12 }, (_, i) => patch(user.id, { name: `Name ${i}` }))));
+    for (const user of users) {
+      const stored = (await rest<User>(server, 'GET', `/users/${user.id}`)).body;
+      const updates = (await feedAbout(user.id)).filter((event) => event.type === 'user.updated').map((event) => event.data.object);
+      expect(updates.at(-1), user.id).toEqual(stored);
+      const times = updates.map((object) => Date.parse(String(object.updatedAt)));
+      expect(times, user.id).toEqual([...times].sort((a, b) => a - b));
+    }
+  });
+
+  it('never shows an order created after its user was deleted', async () => {
+    for (let round = 0; round < 10; round++) {
+      const user = await createUser();
+      const orders = Array.from({ length: 40 }, () => rest(server, 'POST', `/users/${user.id}/orders`, { json: { total: 100 } }));
+      const deleted = rest(server, 'DELETE', `/users/${user.id}`);
+      await Promise.all([...orders, deleted]);
+      const feed = await server.orm.em
+        .fork()
+        .execute<{ type: string }[]>(
+          `select type from events where data->'object'->>'id' = ? or data->'object'->>'userId' = ? order by xact, id`,
+          [user.id, user.id],
+        );
+      const types = feed.map((event) => event.type);
+      expect(types.indexOf('user.deleted'), types.join()).toBe(types.length - 1);
+    }
   });
 });
 
