@@ -58,6 +58,16 @@ export function commandLine<const Options extends ParseArgsOptionsConfig>(
   }
 }
 
+/**
+ * Refuses a flag the command does not take: ignored, it would leave the operator believing it had
+ * applied (a `--expires` given to `revoke`, say). Flags given defaults in the parser would all look
+ * given, so the tools apply their defaults after this.
+ */
+export function refuseFlagsNotTaken(usage: string, command: string, given: object, takes: readonly string[]): void {
+  const stray = Object.keys(given).find((flag) => !takes.includes(flag));
+  if (stray !== undefined) usageError(usage, `${command} does not take --${stray}`);
+}
+
 /** How a command's values reach the service: its usage, and the flag each of the service's fields comes from. */
 export interface CommandFlags {
   usage: string;

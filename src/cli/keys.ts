@@ -1,8 +1,8 @@
 // `npm run keys -- <command>`: API keys from the command line. A new key's secret is printed once.
 //   create --name NAME --scopes a,b [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
-//   list [--json]            rotate ID [--grace 24h] [--json]            revoke ID [--json]
+//   list [--json]            rotate ID [--grace 24h] [--expires 30d] [--json]            revoke ID [--json]
 //   usage ID [--days 30] [--json]
-import { commandLine, usageError, withDatabase } from './command-line.ts';
+import { commandLine, refuseFlagsNotTaken, usageError, withDatabase } from './command-line.ts';
 import { ApiKey } from '../db/entities/index.ts';
 import { NotFoundError } from '../errors.ts';
 import { requireId } from '../services/validation.ts';
@@ -13,7 +13,7 @@ import { parseDuration } from '../duration.ts';
 
 const USAGE = `usage: npm run keys -- create --name NAME --scopes ${SCOPES.join(',')} [--allow-ip CIDR]... [--expires 30d] [--rate-limit N] [--json]
        npm run keys -- list [--json]
-       npm run keys -- rotate KEY_ID [--grace 24h] [--json]
+       npm run keys -- rotate KEY_ID [--grace 24h] [--expires 30d] [--json]
        npm run keys -- revoke KEY_ID [--json]
        npm run keys -- usage KEY_ID [--days 30] [--json]`;
 
@@ -67,26 +67,35 @@ const { values, positionals } = commandLine(USAGE, {
   'allow-ip': { type: 'string', multiple: true },
   expires: { type: 'string' },
   'rate-limit': { type: 'string' },
-  grace: { type: 'string', default: '24h' },
-  days: { type: 'string', default: '30' },
-  json: { type: 'boolean', default: false },
+  grace: { type: 'string' },
+  days: { type: 'string' },
+  json: { type: 'boolean' },
 });
+
+/** The flags each command takes. */
+const TAKES: Record<string, readonly string[]> = {
+  create: ['name', 'scopes', 'allow-ip', 'expires', 'rate-limit', 'json'],
+  list: ['json'],
+  rotate: ['grace', 'expires', 'json'],
+  revoke: ['json'],
+  usage: ['days', 'json'],
+};
 const [command, id] = positionals;
-if (!command || !['create', 'list', 'rotate', 'revoke', 'usage'].includes(command)) {
-  fail(command ? `unknown command "${command}"` : 'a command is required');
-}
+if (!command || !Object.hasOwn(TAKES, command)) fail(command ? `unknown command "${command}"` : 'a command is required');
+refuseFlagsNotTaken(USAGE, command, values, TAKES[command]!);
 if (['rotate', 'revoke', 'usage'].includes(command) && !id) fail(`${command} needs the id of a key (see \`keys list\`)`);
 const extra = positionals[['rotate', 'revoke', 'usage'].includes(command) ? 2 : 1];
 if (extra !== undefined) fail(`unexpected argument "${extra}"`);
-const days = Number(values.days);
+const days = Number(values.days ?? '30');
 if (!Number.isInteger(days) || days < 1 || days > 366) fail('--days takes a whole number from 1 to 366');
 const expiresIn = values.expires === undefined ? undefined : parseDuration(values.expires);
 if (values.expires !== undefined && expiresIn === undefined) fail('--expires takes a duration like 90s, 15m, 24h or 30d');
-const graceMs = parseDuration(values.grace);
+const graceMs = parseDuration(values.grace ?? '24h');
 if (graceMs === undefined) fail('--grace takes a duration like 0s, 15m, 24h or 7d');
 if (command === 'create' && (!values.name || !values.scopes)) fail('create needs --name and --scopes');
 
-const print = (json: unknown, text: string) => process.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
+const print = (json: unknown, text: string) =>
+  process.stdout.write(values.json === true ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
 
 await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
@@ -115,7 +124,7 @@ await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
     const rows = keys.map((k) => [k.name, k.id, k.key, k.scopes.join(','), state(k), k.expiresAt ?? 'never', k.lastUsedAt ?? 'never']);
     print(keys, keys.length === 0 ? 'no keys' : table(['NAME', 'ID', 'PREFIX', 'SCOPES', 'STATE', 'EXPIRES', 'LAST USED'], rows));
   } else if (command === 'rotate') {
-    const { key, secret, previous } = await rotateApiKey(em, pepper, id!, graceMs);
+    const { key, secret, previous } = await rotateApiKey(em, pepper, id!, graceMs, expiresIn);
     print(
       { ...describe(key), secret, previous: describe(previous) },
       `rotated ${previous.id} to ${key.id}; the old key works until ${previous.expiresAt?.toISOString()}\n\n  ${secret}\n\nThis is the only time the key is shown; store it now.`,

@@ -4,7 +4,7 @@
 //   list [--key KEY_ID] [--json]      update ID [--url URL] [--events a,b|all] [--description TEXT] [--enable|--disable] [--json]
 //   rotate ID [--overlap 24h] [--json]      delete ID [--json]
 //   deliveries ID [--status dead] [--json]   resend ID EVENT_ID [--json]   resend-dead ID [--from ISO] [--to ISO] [--json]
-import { commandLine, usageError, withDatabase } from './command-line.ts';
+import { commandLine, refuseFlagsNotTaken, usageError, withDatabase } from './command-line.ts';
 import { ApiKey, DELIVERY_STATES } from '../db/entities/index.ts';
 import { sqlOf } from '../db/sql.ts';
 import { listDeliveries, resendDeadDeliveries, resendDelivery } from '../services/webhook-deliveries.ts';
@@ -35,7 +35,17 @@ const USAGE = `usage: npm run webhooks -- create --key KEY_ID --url URL [--event
        npm run webhooks -- resend ENDPOINT_ID EVENT_ID [--json]
        npm run webhooks -- resend-dead ENDPOINT_ID [--from 2026-11-22T00:00:00Z] [--to …] [--json]`;
 
-const COMMANDS = ['create', 'list', 'update', 'rotate', 'delete', 'deliveries', 'resend', 'resend-dead'];
+/** The flags each command takes. */
+const TAKES: Record<string, readonly string[]> = {
+  create: ['key', 'url', 'events', 'description', 'json'],
+  list: ['key', 'json'],
+  update: ['url', 'events', 'description', 'enable', 'disable', 'json'],
+  rotate: ['overlap', 'json'],
+  delete: ['json'],
+  deliveries: ['status', 'json'],
+  resend: ['json'],
+  'resend-dead': ['from', 'to', 'json'],
+};
 
 /** `--events`: event types as events name them (`user.created`) or as the API's enum does (`USER_CREATED`); `all` for every type. */
 function eventsOption(raw: string | undefined): string[] | null | undefined {
@@ -55,14 +65,15 @@ const { values, positionals } = commandLine(USAGE, {
   description: { type: 'string' },
   enable: { type: 'boolean' },
   disable: { type: 'boolean' },
-  overlap: { type: 'string', default: '24h' },
+  overlap: { type: 'string' },
   status: { type: 'string' },
   from: { type: 'string' },
   to: { type: 'string' },
-  json: { type: 'boolean', default: false },
+  json: { type: 'boolean' },
 });
 const [command, id, eventId] = positionals;
-if (!command || !COMMANDS.includes(command)) fail(command ? `unknown command "${command}"` : 'a command is required');
+if (!command || !Object.hasOwn(TAKES, command)) fail(command ? `unknown command "${command}"` : 'a command is required');
+refuseFlagsNotTaken(USAGE, command, values, TAKES[command]!);
 if (command !== 'create' && command !== 'list' && !id) fail(`${command} needs the id of an endpoint (see \`webhooks list\`)`);
 if (command === 'resend' && !eventId) fail('resend needs the id of the event to send again (see `webhooks deliveries`)');
 /** `--from`/`--to`: an ISO 8601 instant with its time zone. */
@@ -73,7 +84,7 @@ function instant(name: string, raw: string | undefined): Date | undefined {
 const window = { from: instant('from', values.from), to: instant('to', values.to) };
 if (command === 'create' && (!values.key || !values.url)) fail('create needs --key (the API key that owns the endpoint) and --url');
 if (values.enable && values.disable) fail('give --enable or --disable, not both');
-const overlapMs = parseDuration(values.overlap);
+const overlapMs = parseDuration(values.overlap ?? '24h');
 if (overlapMs === undefined) fail('--overlap takes a duration like 0s, 15m, 24h or 7d');
 
 /** The flag each field the service checks comes from, for errors. */
@@ -90,7 +101,8 @@ const FLAG_OF: Record<string, string> = {
 const describe = (endpoint: EndpointRecord) => ({ ...endpointResource(endpoint), ...(endpoint.secret ? { secret: endpoint.secret } : {}) });
 const line = (endpoint: EndpointRecord) =>
   `${endpoint.id}  ${endpoint.enabled ? 'enabled ' : 'disabled'}  ${endpoint.url}  [${endpoint.events?.join(',') ?? 'all events'}]`;
-const print = (json: unknown, text: string) => process.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
+const print = (json: unknown, text: string) =>
+  process.stdout.write(values.json === true ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
 const SHOWN_ONCE = 'This is the only time the signing secret is shown; store it now.';
 
 await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {

@@ -109,18 +109,21 @@ export async function revokeApiKey(em: EntityManager, id: string): Promise<ApiKe
   });
 }
 
-/**
- * Issues a successor with the same settings; the old key keeps working for `graceMs` (never longer
- * than it would have anyway), so clients can switch without downtime.
- */
 /** Longest an old key keeps working beside its successor. */
 export const ROTATION_GRACE_MAX_MS = 30 * 86_400_000;
 
+/**
+ * Issues a successor with the same settings, expiring `expiresInMs` from now (by default after the
+ * lifetime the old key was given, or never); the old key keeps working for `graceMs` (never longer
+ * than it would have anyway), so clients can switch without downtime. A key is rotated once: a key
+ * already replaced is refused, naming its successor.
+ */
 export async function rotateApiKey(
   em: EntityManager,
   pepper: string,
   id: string,
   graceMs: number,
+  expiresInMs?: number,
 ): Promise<IssuedKey & { previous: ApiKey }> {
   if (!(graceMs >= 0 && graceMs <= ROTATION_GRACE_MAX_MS)) {
     throw ValidationError.field('graceMs', `must be at most ${ROTATION_GRACE_MAX_MS / 86_400_000}d: the old key is to go, not to stay`);
@@ -131,6 +134,12 @@ export async function rotateApiKey(
     if (previous.revokedAt || (previous.expiresAt && previous.expiresAt.getTime() <= now)) {
       throw new ConflictError(`API key ${id} is revoked or expired; create a new key instead.`);
     }
+    // A second rotation would make a second successor, living only as long as the first one's grace.
+    const successor = await tx.findOne(ApiKey, { rotatedFromId: previous.id, revokedAt: null }, { fields: ['id'] });
+    if (successor) throw new ConflictError(`API key ${id} was already rotated to ${successor.id}; rotate that key instead.`);
+    // The new key lives as long as the old one was given to, from now, unless told otherwise: a
+    // rotation is how a key that is about to expire is renewed.
+    const lifetimeMs = expiresInMs ?? (previous.expiresAt ? previous.expiresAt.getTime() - previous.createdAt.getTime() : undefined);
     const { secret, prefix } = generateKeySecret(previous.environment);
     const key = tx.create(ApiKey, {
       name: previous.name,
@@ -139,7 +148,7 @@ export async function rotateApiKey(
       environment: previous.environment,
       scopes: [...previous.scopes],
       allowedCidrs: [...previous.allowedCidrs],
-      expiresAt: previous.expiresAt,
+      expiresAt: lifetimeMs === undefined ? null : new Date(now + lifetimeMs),
       rateLimitPerMinute: previous.rateLimitPerMinute,
       rotatedFromId: previous.id,
       lineageId: previous.lineageId,

@@ -173,6 +173,17 @@ describe('npm run keys', () => {
     expect(successor).toMatchObject({ rotatedFromId: key.id, scopes: key.scopes });
     expect(successor.secret).not.toBe(key.secret);
     expect(Date.parse(successor.previous.expiresAt!)).toBeLessThanOrEqual(Date.now() + 3_600_000);
+    // The successor is given the old key's lifetime again, from now: rotating is how a key is renewed.
+    expect(Date.parse(successor.expiresAt!)).toBeGreaterThan(Date.parse(key.expiresAt!));
+    expect(Date.parse(successor.expiresAt!)).toBeGreaterThan(Date.now() + 29.9 * 86_400_000);
+    // A key already replaced is not rotated again: a second successor would end with the first one's grace.
+    const again = await keys('rotate', key.id, '--grace', '1h');
+    expect([again.code, again.stderr.trim()]).toEqual([
+      1,
+      `API key ${key.id} was already rotated to ${successor.id}; rotate that key instead.`,
+    ]);
+    const renewed = JSON.parse((await keys('rotate', successor.id, '--expires', '90d', '--json')).stdout) as Listed;
+    expect(Date.parse(renewed.expiresAt!)).toBeGreaterThan(Date.now() + 89.9 * 86_400_000);
 
     const revoked = await keys('revoke', successor.id, '--json');
     expect(revoked.code, revoked.stderr).toBe(0);
@@ -180,7 +191,7 @@ describe('npm run keys', () => {
 
     const listed = await keys('list', '--json');
     expect(listed.code, listed.stderr).toBe(0);
-    expect((JSON.parse(listed.stdout) as Listed[]).map((k) => k.id)).toEqual([key.id, successor.id]);
+    expect((JSON.parse(listed.stdout) as Listed[]).map((k) => k.id)).toEqual([key.id, successor.id, renewed.id]);
     for (const secret of [key.secret!, successor.secret!]) expect(listed.stdout).not.toContain(secret.slice(16));
     const human = await keys('list');
     expect(human.stdout).toContain('revoked');
@@ -206,6 +217,11 @@ describe('npm run keys', () => {
       ['create', '--name', 'x', '--scopes', 'admin', '--expires', 'soon'],
       ['create', '--name', 'x', '--scopes', 'admin', 'extra'],
       ['revoke', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m', 'extra'],
+      // A flag the command does not take is not ignored: the operator would believe it applied.
+      ['revoke', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m', '--expires', '30d'],
+      ['rotate', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m', '--rate-limit', '9'],
+      ['list', '--days', '3'],
+      ['usage', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m', '--grace', '1h'],
     ]) {
       const result = await run('src/cli/keys.ts', args, database.url);
       expect(result.code, args.join(' ')).toBe(2);
@@ -314,6 +330,8 @@ describe('npm run webhooks', () => {
       ['create', '--url', 'https://93.184.216.34/'],
       ['rotate'],
       ['rotate', 'wep_x', '--overlap', 'soon'],
+      ['delete', 'wep_x', '--events', 'all'],
+      ['update', 'wep_x', '--overlap', '1h'],
     ]) {
       const result = await run('src/cli/webhooks.ts', args, database.url);
       expect(result.code, args.join(' ')).toBe(2);
