@@ -2,7 +2,7 @@
 // context (its id reaches every log line) and is logged once when it ends, answered or abandoned.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { Socket, type AddressInfo } from 'node:net';
+import net, { Socket, type AddressInfo } from 'node:net';
 import { useCSRFPrevention } from '@graphql-yoga/plugin-csrf-prevention';
 import { useGraphQlJit } from '@envelop/graphql-jit';
 import { createYoga } from 'graphql-yoga';
@@ -95,6 +95,9 @@ export const GRAPHIQL_HEADERS = '{\n  "x-api-key": "paste-your-api-key-here"\n}'
 /** /ready answers within this, whatever the pool does. */
 const READINESS_CHECK_MS = 1500;
 
+/** How long a shutdown keeps idle kept-alive connections open for a request already sent on them (a tenth of the grace, at most this). */
+const IDLE_DRAIN_MAX_MS = 1000;
+
 export function createApp(dependencies: AppDependencies): App {
   const { config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits, webhooks, metrics } = dependencies;
   const metricsHere = metricsOnServicePort(config.metrics);
@@ -102,6 +105,10 @@ export function createApp(dependencies: AppDependencies): App {
   const traced = config.tracing !== undefined;
   const deliveries = new DeliveryNotifier(sql, logger);
   let draining = false;
+  /** Responses not yet ended, so that a shutdown can ask each one's client to go elsewhere after it. */
+  const unanswered = new Set<http.ServerResponse>();
+  /** Called once no response is left unanswered, while shutting down. */
+  let onAnswered: (() => void) | undefined;
 
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
@@ -248,6 +255,12 @@ export function createApp(dependencies: AppDependencies): App {
       const requestId = requestIdFrom(req.headers['x-request-id']);
       const started = performance.now();
       res.setHeader('x-request-id', requestId);
+      if (draining) res.setHeader('connection', 'close');
+      unanswered.add(res);
+      res.once('close', () => {
+        unanswered.delete(res);
+        if (unanswered.size === 0) onAnswered?.();
+      });
       const wrongTarget = targetProblem(req);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.
       const context: RequestContext = { requestId, face: req.url?.split('?')[0] === GRAPHQL_PATH ? 'graphql' : 'other' };
@@ -312,8 +325,20 @@ export function createApp(dependencies: AppDependencies): App {
     },
     async close() {
       draining = true;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      // Every response still to be sent says `Connection: close`: a client sending request after
+      // request on a kept-alive connection has each one answered and then goes elsewhere, where
+      // closing its connection between two of them would cut the one it was sending.
+      for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
+      // Node's http close would also close every idle connection now; the plain one only stops accepting.
+      const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+      // A connection idle now may carry a request already on its way: it is left open for a moment
+      // (that request is answered with `Connection: close`), then closed once everything is answered.
+      const answered = new Promise<void>((resolve) => {
+        onAnswered = resolve;
+        if (unanswered.size === 0) resolve();
+      });
+      const settled = new Promise((resolve) => setTimeout(resolve, Math.min(IDLE_DRAIN_MAX_MS, config.shutdownGraceMs / 10)).unref());
+      void Promise.all([answered, settled]).then(() => server.closeIdleConnections());
       const grace = new Promise<'timeout'>((resolve) => setTimeout(resolve, config.shutdownGraceMs, 'timeout').unref());
       if ((await Promise.race([closed, grace])) === 'timeout') {
         logger.warn({ graceMs: config.shutdownGraceMs }, 'requests still running after the grace period; closing their connections');

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { match } from '../support/match.ts';
@@ -159,6 +160,35 @@ describe('probes and routes', () => {
       expect((await fetch(`${doomed.url}/health`)).status).toBe(200);
     } finally {
       await doomed.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('shutting down', () => {
+  it('drains a client that keeps sending on a kept-alive connection: each request answered, the connection closed after the last', async () => {
+    // A grace longer than the test: reaching it would mean the drain waited on the client.
+    const stopping = await startTestServer({ shutdownGraceMs: 120_000 });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const get = () =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const request = http.get(`${stopping.url}/users?limit=1`, { agent, headers: { 'x-api-key': stopping.apiKey } }, (response) => {
+          response.resume();
+          response.on('end', () => resolve({ status: response.statusCode!, connection: response.headers.connection }));
+          response.on('error', reject);
+        });
+        request.on('error', reject);
+      });
+    try {
+      for (let i = 0; i < 5; i++) expect((await get()).status).toBe(200);
+      const closed = stopping.close();
+      const answers: { status: number; connection: string | undefined }[] = [];
+      // Back to back, as a busy client sends them: none may be cut, and the server says when it is the last.
+      while (answers.at(-1)?.connection !== 'close') answers.push(await get());
+      expect(answers.every((answer) => answer.status === 200)).toBe(true);
+      await closed;
+      expect(stopping.logs.filter((line) => String(line.msg).includes('after the grace period'))).toEqual([]);
+    } finally {
+      agent.destroy();
     }
   });
 });
