@@ -62,6 +62,9 @@ export class DeliveryWorker {
   #idle: (() => void) | undefined;
   /** Since when claims fail (the database cannot be reached): logged once when it starts and once when it ends. */
   #failingSince: number | undefined;
+  /** Since when outcomes cannot be recorded: claims wait until they are (see #run); logged like claims. */
+  #unrecordedSince: number | undefined;
+  #settleRetry: NodeJS.Timeout | undefined;
 
   constructor(deps: WorkerDependencies) {
     this.#deps = deps;
@@ -111,6 +114,15 @@ export class DeliveryWorker {
     const { sql, delivery, logger } = this.#deps;
     while (!this.#stopped) {
       this.#poked = false;
+      // Outcomes that could not be recorded are recorded before anything is claimed: their claims'
+      // leases may have lapsed meanwhile, and a claim would take those deliveries and send them again.
+      if (this.#unrecordedSince !== undefined) {
+        await this.#settle();
+        if (this.#unrecordedSince !== undefined) {
+          await this.#pause();
+          continue;
+        }
+      }
       const room = Math.min(CLAIM_BATCH, delivery.concurrency - this.#inFlight);
       // Claims wait until a quarter of the places are free (or none is busy): fewer, larger claims.
       if (room > 0 && (this.#inFlight === 0 || room >= Math.ceil(delivery.concurrency / 4))) {
@@ -235,11 +247,23 @@ export class DeliveryWorker {
     const batch = this.#toSettle;
     this.#toSettle = [];
     this.#settling = settleDeliveries(this.#deps.sql, batch)
+      .then(() => {
+        if (this.#unrecordedSince === undefined) return;
+        this.#deps.logger.info({ downMs: Date.now() - this.#unrecordedSince }, 'recording webhook attempts again');
+        this.#unrecordedSince = undefined;
+      })
       .catch((error: unknown) => {
-        // Kept for the next try; if the database stays away past the lease, another worker sends again.
-        this.#deps.logger.warn({ err: error, outcomes: batch.length }, 'could not record webhook attempts; trying again');
+        // Kept for the next try; if the database stays away past the lease, another worker (not this
+        // one, which claims nothing until they are recorded) may send them again.
+        if (this.#unrecordedSince === undefined) {
+          this.#unrecordedSince = Date.now();
+          this.#deps.logger.warn({ err: error, outcomes: batch.length }, 'could not record webhook attempts; trying again');
+        }
         this.#toSettle.unshift(...batch);
-        setTimeout(() => void this.#settle(), this.#deps.delivery.pollMs).unref();
+        this.#settleRetry ??= setTimeout(() => {
+          this.#settleRetry = undefined;
+          void this.#settle();
+        }, this.#deps.delivery.pollMs).unref();
       })
       .finally(() => {
         this.#settling = undefined;

@@ -398,6 +398,51 @@ describe.each<[string, Fault]>([
     }));
 });
 
+describe('an outcome that cannot be recorded at once', () => {
+  it('is recorded before the worker claims again: a delivery whose lease lapsed in an outage is not sent twice', () =>
+    apart(async (isolated, own) => {
+      const database = new URL(isolated.databaseUrl);
+      const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+      const faulty = await startTestWorker(isolated, {}, { databaseUrl: proxy.proxiedUrl(isolated.databaseUrl) });
+      try {
+        const endpoint = await register(isolated, own, ['USER_CREATED']);
+        await eventually(() => requestsAt(endpoint.path, 'ping', own).length === 1, 'the ping', 10_000);
+        let answer!: () => void;
+        own.answer = () => ({ until: new Promise<void>((resolve) => (answer = resolve)), status: 200 });
+        await createUser(isolated);
+        await eventually(() => requestsAt(endpoint.path, 'user.created', own).length === 1, 'the attempt', 10_000);
+        // The receiver takes the event while the worker's database is out of reach: its outcome waits.
+        await proxy.set('blackhole');
+        answer();
+        await eventually(
+          () => faulty.logs.some((line) => line.msg === 'could not record webhook attempts; trying again'),
+          'the worker to fail to record it',
+          15_000,
+        );
+        // The claim's lease lapses meanwhile: the delivery is due again, as far as the table says.
+        const lapsed = async () =>
+          (
+            await isolated.orm.em
+              .fork()
+              .execute<{ lapsed: boolean }[]>(
+                `select bool_and(next_attempt_at < now()) as lapsed from webhook_deliveries where endpoint_id = ? and state = 'pending'`,
+                [endpoint.id],
+              )
+          )[0]!.lapsed;
+        await eventually(lapsed, 'the lease to lapse', 15_000);
+        await proxy.set('pass');
+        await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
+        expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
+        // Logged once as it begins and once as it ends, however many times the worker tried.
+        const told = faulty.logs.map((line) => line.msg).filter((msg) => typeof msg === 'string' && msg.includes('record'));
+        expect(told).toEqual(['could not record webhook attempts; trying again', 'recording webhook attempts again']);
+      } finally {
+        await faulty.stop();
+        await proxy.close();
+      }
+    }));
+});
+
 describe('running it', () => {
   it('the service started as `npm start` does (API and worker in one process) delivers webhooks', () =>
     apart(async (isolated, own, dataDir) => {

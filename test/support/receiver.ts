@@ -14,7 +14,12 @@ export interface Received {
 
 /** How to answer a request: a status (and headers, a body), or a misbehaviour. */
 export type Answer =
-  { status: number; headers?: Record<string, string>; body?: string } | { hang: true } | { reset: true } | { slowBody: true };
+  | { status: number; headers?: Record<string, string>; body?: string }
+  | { hang: true }
+  | { reset: true }
+  | { slowBody: true }
+  /** `status` once `until` settles. */
+  | { until: Promise<void>; status: number };
 
 export interface Receiver {
   url: string;
@@ -63,6 +68,8 @@ export async function startReceiver(): Promise<Receiver> {
         hanging.add(response);
       } else if ('reset' in answer) {
         request.socket.destroy();
+      } else if ('until' in answer) {
+        void answer.until.then(() => response.writeHead(answer.status).end());
       } else if ('slowBody' in answer) {
         response.writeHead(200, { 'content-type': 'text/plain' });
         response.write('partial');
