@@ -50,12 +50,15 @@ export function deny(request: Request, status: 401 | 403, detail: string, challe
   });
 }
 
+/** `Allow` for a path served by `methods`: and by OPTIONS, which every path the service serves answers (plugins/options.ts). */
+export const allowHeader = (methods: readonly string[]) => [...methods, 'OPTIONS'].join(', ');
+
 /** 405 for a method `request`'s path is not served by, naming the methods it is (also in `Allow`). */
 export function methodNotAllowed(request: Request, allowed: readonly string[]): Response {
   return refuse(request, {
     kind: 'method-not-allowed',
     detail: `${new URL(request.url).pathname} answers ${allowed.join(' and ')}, not ${request.method}.`,
-    headers: { allow: allowed.join(', ') },
+    headers: { allow: allowHeader(allowed) },
   });
 }
 

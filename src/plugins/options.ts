@@ -3,7 +3,7 @@
 // not exist. A plain OPTIONS (no Access-Control-Request-Method) gets the path's methods in `Allow`
 // (RFC 9110 §9.3.7), or 404 for a path the service does not serve.
 import { DOCS_PATH, GRAPHIQL_ASSETS_PATH, GRAPHQL_PATH, INDEX_PATH, OPENAPI_PATH } from '../paths.ts';
-import { GRAPHQL_METHODS, READ_METHODS, refuse } from '../refusals.ts';
+import { GRAPHQL_METHODS, READ_METHODS, allowHeader, refuse } from '../refusals.ts';
 import { restMethods } from '../rest/routes.ts';
 import type { ServerPlugin } from './server-context.ts';
 
@@ -26,7 +26,7 @@ export function useOptions(graphiql: boolean): ServerPlugin {
       const { pathname } = new URL(request.url);
       const methods = methodsOf(pathname, graphiql);
       if (methods === undefined) setResponse(refuse(request, { kind: 'not-found', detail: `Nothing is at ${pathname}.` }));
-      else response.headers.set('allow', [...methods, 'OPTIONS'].join(', '));
+      else response.headers.set('allow', allowHeader(methods));
     },
   };
 }

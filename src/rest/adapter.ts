@@ -16,6 +16,7 @@ import { coercedVariables } from '../plugins/variables.ts';
 import { BEARER_CHALLENGE } from '../services/request-auth.ts';
 import type { Logger } from '../log.ts';
 import { GRAPHQL_PATH } from '../paths.ts';
+import { allowHeader } from '../refusals.ts';
 import { RequestProblem, problemFromGraphQLErrors, problemResponse } from './problem-details.ts';
 import { inputFor, settableFields, unexpectedBody, type Settable } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
@@ -148,11 +149,11 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
         return;
       }
       if ('allow' in match) {
-        const allow = restMethods(url.pathname)!.join(', ');
+        const methods = restMethods(url.pathname)!;
         endResponse(
           problemResponse(
-            { ...problem('method-not-allowed', `${request.method} is not allowed here; use ${allow}.`), instance },
-            { allow },
+            { ...problem('method-not-allowed', `${request.method} is not allowed here; use ${methods.join(', ')}.`), instance },
+            { allow: allowHeader(methods) },
           ),
         );
         return;

@@ -426,7 +426,11 @@ describe('GraphQL requests that cannot run', () => {
       body: JSON.stringify({ query: '{ __typename }' }),
     });
     const body = (await response.json()) as { errors: { message: string; extensions: { code: string } }[] };
-    expect([response.status, response.headers.get('allow'), body.errors[0]?.extensions.code]).toEqual([405, 'GET, POST', 'BAD_USER_INPUT']);
+    expect([response.status, response.headers.get('allow'), body.errors[0]?.extensions.code]).toEqual([
+      405,
+      'GET, POST, OPTIONS',
+      'BAD_USER_INPUT',
+    ]);
     expect(body.errors[0]?.message).not.toContain('Content-Type');
   });
 

@@ -112,12 +112,12 @@ describe('probes and routes', () => {
     ]);
   });
 
-  it('answers another method on a probe or a public document with 405 Problem Details naming GET and HEAD', async () => {
+  it('answers another method on a probe or a public document with 405 Problem Details naming GET and HEAD (and OPTIONS in Allow)', async () => {
     for (const path of ['/health', '/ready', '/', '/openapi.json', '/docs']) {
       const response = await fetch(`${server.url}${path}`, { method: 'POST' });
       expect([response.status, response.headers.get('allow'), response.headers.get('content-type')]).toEqual([
         405,
-        'GET, HEAD',
+        'GET, HEAD, OPTIONS',
         'application/problem+json',
       ]);
       expect(await response.json()).toMatchObject({ type: 'https://portico.dev/problems/method-not-allowed', status: 405, instance: path });
@@ -134,6 +134,7 @@ describe('probes and routes', () => {
     expect(await allowOf('/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m')).toEqual([204, 'GET, PUT, PATCH, DELETE, HEAD, OPTIONS']);
     expect(await allowOf('/openapi.json')).toEqual([204, 'GET, HEAD, OPTIONS']);
     expect(await allowOf('/docs')).toEqual([204, 'GET, HEAD, OPTIONS']);
+    expect(await allowOf('/health')).toEqual([204, 'GET, HEAD, OPTIONS']);
     const nowhere = await fetch(`${server.url}/nope`, { method: 'OPTIONS' });
     expect(nowhere.status).toBe(404);
     expect(await nowhere.json()).toMatchObject({ type: 'https://portico.dev/problems/not-found', instance: '/nope' });

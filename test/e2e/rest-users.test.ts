@@ -304,10 +304,10 @@ describe('DELETE /users/{user_id}', () => {
 
 describe('paths and methods', () => {
   it.each([
-    ['DELETE', '/users', 'GET, POST, HEAD'],
-    ['POST', '/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m', 'GET, PUT, PATCH, DELETE, HEAD'],
-    ['PUT', '/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m/orders', 'GET, POST, HEAD'],
-    ['DELETE', '/orders/ord_01jd3x5kq2f6r0w8c4n1y7s9ta', 'GET, HEAD'],
+    ['DELETE', '/users', 'GET, POST, HEAD, OPTIONS'],
+    ['POST', '/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m', 'GET, PUT, PATCH, DELETE, HEAD, OPTIONS'],
+    ['PUT', '/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m/orders', 'GET, POST, HEAD, OPTIONS'],
+    ['DELETE', '/orders/ord_01jd3x5kq2f6r0w8c4n1y7s9ta', 'GET, HEAD, OPTIONS'],
   ])('%s %s is 405 with Allow: %s', async (method, path, allow) => {
     const response = await call(method, path);
     expectProblem(response, 405, 'method-not-allowed', path);
