@@ -93,8 +93,12 @@ function refusalOf(error: unknown): { kind: ProblemKind; detail: string } {
 /** Refusals of the key itself: the request did not run as its own. */
 const KEY_REFUSALS = ['idempotency-key-in-flight', 'idempotency-key-reused'] as const satisfies readonly ProblemKind[];
 
-/** A failure of ours (5xx), or the rate limiter's refusal: not an outcome to keep. */
-const isKept = (kind: ProblemKind) => PROBLEM_KINDS[kind].status < 500 && PROBLEM_KINDS[kind].status !== 429;
+/**
+ * Not outcomes to keep: a failure of ours (5xx), the rate limiter's refusal, and a refusal of who is
+ * asking (401, 403: no user token, another user's), which a retry with the right credential must run.
+ */
+const NOT_KEPT: ReadonlySet<number> = new Set([401, 403, 429]);
+const isKept = (kind: ProblemKind) => PROBLEM_KINDS[kind].status < 500 && !NOT_KEPT.has(PROBLEM_KINDS[kind].status);
 
 /** Whether the result reports nothing done: no root field has a value. */
 function wroteNothing(status: number, result: ExecutionResult | undefined): boolean {
@@ -248,7 +252,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       return false;
     }
     const failed = (state.result?.errors ?? []).map(refusalOf).find((refusal) => !isKept(refusal.kind));
-    if (response.status >= 500 || response.status === 429 || failed) {
+    if (response.status >= 500 || NOT_KEPT.has(response.status) || failed) {
       // Nothing of it is kept, so the retry runs again; an answer that reported part of the work
       // done must now say it was not.
       await write.abandon();

@@ -10,7 +10,7 @@ import { match } from '../support/match.ts';
 import { expectProblem, rest, type Order, type RestResponse } from '../support/rest.ts';
 import { loadConfig } from '../../src/config.ts';
 import { usageOfApiKey } from '../../src/services/api-key-usage.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, testUserToken, type TestServer } from '../support/server.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
 
@@ -168,6 +168,27 @@ describe('Idempotency-Key on REST', () => {
     expectProblem(first, 404, 'not-found', `/users/${missing}/orders`);
     const again = await placeOrder(missing, key);
     expect([again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([404, first.text, 'true']);
+  });
+
+  it('keeps no refusal of who is asking (401, 403): the retry with the credential runs, once', async () => {
+    const userId = await createUser();
+    const writer = await server.createKey({ name: 'User writer', scopes: ['users:write'] });
+    const key = uniqueKey();
+    const patch = (headers: Record<string, string>) =>
+      rest<{ name: string }>(server, 'PATCH', `/users/${userId}`, {
+        json: { name: 'With a token' },
+        headers: { 'x-api-key': writer, 'idempotency-key': key, ...headers },
+      });
+    // Without the user's token: 401, and the key stays free.
+    expectProblem(await patch({}), 401, 'unauthenticated', `/users/${userId}`);
+    // With another user's token: 403, and the key stays free.
+    const other = await testUserToken(await createUser());
+    expectProblem(await patch({ authorization: `Bearer ${other}` }), 403, 'forbidden', `/users/${userId}`);
+    const token = await testUserToken(userId);
+    const done = await patch({ authorization: `Bearer ${token}` });
+    expect([done.status, done.headers.get('idempotent-replayed'), done.body.name]).toEqual([200, null, 'With a token']);
+    const again = await patch({ authorization: `Bearer ${token}` });
+    expect([again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([200, done.text, 'true']);
   });
 
   it('ignores the header on reads', async () => {
