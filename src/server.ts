@@ -23,6 +23,7 @@ import type { WebhookSettings } from './services/webhook-endpoints.ts';
 import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts';
 import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
 import { logLevelOf, maskError, useErrorLocations, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
+import { useDocumentTransactions } from './plugins/document-transaction.ts';
 import { fromLibrary, type ServerContext } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
 import { answerClientError } from './http/client-errors.ts';
@@ -162,10 +163,11 @@ export function createApp(dependencies: AppDependencies): App {
       const reads = sql.until(initial.deadline);
       return {
         sql: reads,
-        // A write with an Idempotency-Key runs in the key's transaction (plugins/idempotency.ts).
-        em: () => (em ??= initial.idempotency?.write?.em ?? orm.em.fork()),
+        // A write with an Idempotency-Key runs in the key's transaction (plugins/idempotency.ts), and
+        // several mutations in one document in theirs (plugins/document-transaction.ts).
+        em: () => (em ??= initial.idempotency?.write?.em ?? initial.documentTransaction ?? orm.em.fork()),
         // A fork costs more than the statement it would run (MikroORM writes process.env on each).
-        statements: () => initial.idempotency?.write?.statements ?? orm.em,
+        statements: () => initial.idempotency?.write?.statements ?? initial.documentTransaction ?? orm.em,
         cursors,
         loaders: createLoaders(reads),
         auth,
@@ -215,6 +217,8 @@ export function createApp(dependencies: AppDependencies): App {
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.
         fromLibrary(useGraphQlJit({}, { onError: (error) => logger.error({ err: error }, 'GraphQL document could not be compiled') })),
+        // After graphql-jit, whose execution it wraps.
+        useDocumentTransactions(orm.em),
         useGraphQLMediaTypes(),
         useGetParameterChecks(),
         useScopeCacheRelease(),

@@ -28,6 +28,7 @@ import { maskError } from './error-masking.ts';
 import type { SecretBox } from '../webhooks/secret-box.ts';
 import { SIGNING_SECRET_PREFIX } from '../webhooks/signing-secret.ts';
 import { rootFields } from './root-fields.ts';
+import { reportsNothingDone } from './document-transaction.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 
 type ResponsePayload = Parameters<NonNullable<ServerPlugin['onResponse']>>[0];
@@ -100,9 +101,9 @@ const KEY_REFUSALS = ['idempotency-key-in-flight', 'idempotency-key-reused'] as 
 const NOT_KEPT: ReadonlySet<number> = new Set([401, 403, 429]);
 const isKept = (kind: ProblemKind) => PROBLEM_KINDS[kind].status < 500 && !NOT_KEPT.has(PROBLEM_KINDS[kind].status);
 
-/** Whether the result reports nothing done: no root field has a value. */
+/** Whether the answer reports nothing done: a refusal, or no root field with a value. */
 function wroteNothing(status: number, result: ExecutionResult | undefined): boolean {
-  return status >= 400 || !result?.data || Object.values(result.data).every((value) => value === null);
+  return status >= 400 || reportsNothingDone(result);
 }
 
 /**

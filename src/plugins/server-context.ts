@@ -4,6 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ExecutionArgs } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
+import type { EntityManager } from '../db/orm.ts';
 import type { IdempotencyState } from './idempotency.ts';
 import type { RequestAuth } from '../services/request-auth.ts';
 
@@ -18,6 +19,8 @@ export interface ServerContext {
   rateLimit?: RateLimitTicket;
   /** Set by useIdempotency for every request that may write and carries an Idempotency-Key (or must). */
   idempotency?: IdempotencyState;
+  /** Set by useDocumentTransactions for a document with several mutations (and no Idempotency-Key): what they run in. */
+  documentTransaction?: EntityManager;
 }
 
 /**

@@ -277,17 +277,15 @@ export class IdempotentWrite {
    */
   async record(outcome: RecordedOutcome, ttlMs: number, wroteNothing: boolean): Promise<Recorded> {
     this.#unsettled = false;
-    try {
-      return await this.#settle(outcome, ttlMs);
-    } catch (error) {
-      // A refusal the database made (a missing user, an email in use) aborted the transaction, which
-      // then holds nothing to keep: the outcome is recorded on its own, under a new claim. (Without a
-      // savepoint before every write, which would cost each one a subtransaction.)
-      if (this.claimRefused || !wroteNothing || codeOf(error) !== '25P02') throw error;
+    // An outcome that reports nothing done keeps nothing of what ran: a document whose second
+    // mutation was refused keeps nothing of its first (nor could it, when the refusal was the
+    // database's and aborted the transaction). The outcome is recorded on its own, under a new
+    // claim. (Without a savepoint before every write, which would cost each one a subtransaction.)
+    if (wroteNothing && !this.claimRefused) {
       await this.#rollBack();
       await this.#begin();
-      return await this.#settle(outcome, ttlMs);
     }
+    return await this.#settle(outcome, ttlMs);
   }
 
   /** Inserts the record and commits with it; or rolls back, for the claim's refusal or another's record. */

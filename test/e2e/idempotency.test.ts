@@ -268,6 +268,18 @@ describe('Idempotency-Key on GraphQL', () => {
     expect(await ordersOf(userId)).toBe(0);
   });
 
+  it('a document whose second mutation the service refuses keeps nothing of the first either', async () => {
+    const userId = await createUser();
+    const key = uniqueKey();
+    const both = `mutation { a: createOrder(input: { userId: "${userId}", total: 1 }) { id } b: updateUser(id: "usr_01jd3x3b8vfb9s1p4t4p6q2k7m", input: { name: "X" }) { id } }`;
+    const first = await server.gql(both, {}, { 'idempotency-key': key });
+    expect([first.body.data, first.body.errors?.map((e) => e.extensions.code)]).toEqual([null, ['NOT_FOUND']]);
+    expect(await ordersOf(userId)).toBe(0);
+    const again = await server.gql(both, {}, { 'idempotency-key': key });
+    expect([again.status, again.body, again.headers.get('idempotent-replayed')]).toEqual([first.status, first.body, 'true']);
+    expect(await ordersOf(userId)).toBe(0);
+  });
+
   it('fingerprints REST and GraphQL apart: the same key on the other face is refused', async () => {
     const userId = await createUser();
     const key = uniqueKey();

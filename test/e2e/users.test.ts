@@ -262,7 +262,7 @@ describe('deleteUser', () => {
 });
 
 describe('several mutations in one document', () => {
-  it('run one after another, in the order written', async () => {
+  it('run one after another, in the order written, and commit together', async () => {
     const user = await createUser();
     const renamed = await server.gql<{ first: { name: string }; second: { name: string } }>(
       `mutation ($id: ID!) {
@@ -277,8 +277,12 @@ describe('several mutations in one document', () => {
     ).toEqual({
       user: { name: 'Second' },
     });
+  });
 
-    // Run at once, the update could find the user still there; in order, it finds the user gone.
+  it('keep nothing when one is refused: the answer shows nothing done, and nothing was', async () => {
+    const user = await createUser();
+    const email = `together-${Date.now()}@example.com`;
+    // In order, the update finds the user gone, and its refusal takes the deletion back with it.
     const late = await server.gql(
       `mutation ($id: ID!) {
          gone: deleteUser(id: $id)
@@ -286,7 +290,21 @@ describe('several mutations in one document', () => {
        }`,
       { id: user.id },
     );
+    expect(late.body.data).toBeNull();
     expect(firstError(late)).toMatchObject({ path: ['late'], extensions: { code: 'NOT_FOUND' } });
-    expect((await server.gql('query ($id: ID!) { user(id: $id) { id } }', { id: user.id })).body.data).toEqual({ user: null });
+    expect((await server.gql('query ($id: ID!) { user(id: $id) { id } }', { id: user.id })).body.data).toEqual({ user: { id: user.id } });
+
+    // A refusal by the database (a taken email) as much as by the service.
+    const taken = await server.gql(
+      `mutation ($email: String!, $taken: String!) {
+         a: createUser(input: { name: "A", email: $email }) { id }
+         b: createUser(input: { name: "B", email: $taken }) { id }
+       }`,
+      { email, taken: user.email },
+    );
+    expect(taken.body.data).toBeNull();
+    expect(firstError(taken)).toMatchObject({ path: ['b'], extensions: { code: 'CONFLICT' } });
+    const [row] = await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from users where email = ?', [email]);
+    expect(row!.n).toBe(0);
   });
 });
