@@ -260,10 +260,12 @@ export class DeliveryWorker {
           this.#deps.logger.warn({ err: error, outcomes: batch.length }, 'could not record webhook attempts; trying again');
         }
         this.#toSettle.unshift(...batch);
-        this.#settleRetry ??= setTimeout(() => {
-          this.#settleRetry = undefined;
-          void this.#settle();
-        }, this.#deps.delivery.pollMs).unref();
+        if (this.#settleRetry === undefined) {
+          this.#settleRetry = setTimeout(() => {
+            this.#settleRetry = undefined;
+            void this.#settle();
+          }, this.#deps.delivery.pollMs).unref();
+        }
       })
       .finally(() => {
         this.#settling = undefined;
