@@ -233,8 +233,8 @@ export function useErrorLocations(): ServerPlugin {
 
 /**
  * A request denied everything it asked for gets the HTTP status of the denial (401 when it lacked a
- * user token, else 403), as a client expects of a request that could not run at all; a denial
- * beside data stays a field error in a 200.
+ * user token, else 403), as a client expects of a request that could not run at all, and no `data`;
+ * a denial beside data stays a field error in a 200.
  */
 export function useWholeRequestDenials(): ServerPlugin {
   return {
@@ -265,7 +265,10 @@ export function useWholeRequestDenials(): ServerPlugin {
               extensions: { ...error.extensions, http },
             }),
         );
-        setResult({ ...result, errors });
+        // No `data` entry: GraphQL over HTTP allows a status other than 2xx only for an answer
+        // without one, and nothing of the request ran.
+        const { data: _nothing, ...rest } = result;
+        setResult({ ...rest, errors });
       },
     }),
   };

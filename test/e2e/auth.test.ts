@@ -114,6 +114,10 @@ describe('scopes', () => {
     });
     expect(create.status).toBe(403);
     expect(create.body.errors?.[0]?.extensions.code).toBe('FORBIDDEN');
+    // A nullable field denied alone: 403 too, and with no `data` entry, which GraphQL over HTTP
+    // allows only for such an answer.
+    const node = await graphql('{ node(id: "ord_01jd3x5kq2f6r0w8c4n1y7s9ta") { id } }', { 'x-api-key': readOnly });
+    expect([node.status, 'data' in node.body, node.body.errors?.[0]?.extensions.code]).toEqual([403, false, 'FORBIDDEN']);
     const response = await fetch(`${server.url}/users`, {
       method: 'POST',
       headers: { 'x-api-key': readOnly, 'content-type': 'application/json' },

@@ -110,7 +110,8 @@ describe('node and nodes apply the rules of user and order', () => {
   it('need the scope the type needs', async () => {
     const usersOnly = await server.createKey({ scopes: ['users:read'] });
     const order = await server.gql(NODE, { id: bobsOrder }, withKey(usersOnly));
-    expect(order.body.data).toEqual({ node: null });
+    // Denied everything it asked for: 403, with no data.
+    expect([order.status, order.body.data]).toEqual([403, undefined]);
     expect(order.body.errors![0]).toMatchObject({
       message: 'This API key may not read Order nodes (it needs the scope orders:read).',
       extensions: { code: 'FORBIDDEN' },
