@@ -3,6 +3,7 @@
 import { STATUS_CODES } from 'node:http';
 import { PROBLEM_KINDS, problem, problemHeaders, type ProblemKind } from './errors.ts';
 import { GRAPHQL_PATH } from './paths.ts';
+import { maskKeysIn } from './services/api-key-secrets.ts';
 
 export type Face = 'graphql' | 'rest';
 
@@ -26,13 +27,17 @@ export function refusalParts(
   const body = { ...problem(refusal.kind, refusal.detail), instance: path };
   const headers = { ...problemHeaders(refusal.kind), ...refusal.headers };
   if (faceOf(path) === 'rest')
-    return { status: body.status, headers: { 'content-type': 'application/problem+json', ...headers }, body: JSON.stringify(body) };
+    return {
+      status: body.status,
+      headers: { 'content-type': 'application/problem+json', ...headers },
+      body: maskKeysIn(JSON.stringify(body)),
+    };
   const type = accept.includes('application/graphql-response+json') ? 'application/graphql-response+json' : 'application/json';
   const error = { message: refusal.detail, extensions: { code: PROBLEM_KINDS[refusal.kind].code, type: body.type } };
   return {
     status: body.status,
     headers: { 'content-type': `${type}; charset=utf-8`, ...headers },
-    body: JSON.stringify({ errors: [error] }),
+    body: maskKeysIn(JSON.stringify({ errors: [error] })),
   };
 }
 

@@ -2,6 +2,7 @@
 import { STATUS_CODES } from 'node:http';
 import { GraphQLError } from 'graphql';
 import { shaped } from '../guards.ts';
+import { maskKeysIn } from '../services/api-key-secrets.ts';
 import {
   INTERNAL_DETAIL,
   kindOfCode,
@@ -29,7 +30,8 @@ export class RequestProblem extends Error {
 }
 
 export function problemResponse(body: Problem, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  // Instances and details quote the path, where a client may have put its API key by mistake.
+  return new Response(maskKeysIn(JSON.stringify(body)), {
     status: body.status,
     statusText: STATUS_CODES[body.status],
     headers: { 'content-type': 'application/problem+json', ...problemHeaders(kindOfType(body.type)), ...headers },

@@ -58,3 +58,8 @@ export function maskKeySecret(secret: string): string {
   const prefix = prefixOf(secret);
   return prefix ? `${prefix}…${secret.slice(-4)}` : '[not a key]';
 }
+
+/** `text` with every key-shaped run of characters in it masked: for answers that quote what the client sent. */
+export function maskKeysIn(text: string): string {
+  return text.includes('pk_') ? text.replace(KEYS_IN_TEXT, maskKeySecret) : text;
+}

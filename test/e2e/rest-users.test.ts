@@ -314,6 +314,15 @@ describe('paths and methods', () => {
     expect(response.headers.get('allow')).toBe(allow);
   });
 
+  it('never echoes an API key put in the path, in the instance or the detail of its problem', async () => {
+    for (const path of [`/users/${server.apiKey}`, `/nowhere/${server.apiKey}`, `/users/${server.apiKey}/orders`]) {
+      const response = await call('GET', path);
+      expect(response.status, path).toBeGreaterThanOrEqual(400);
+      expect(response.text, path).not.toContain(server.apiKey);
+      expect(response.text, path).toContain(`${server.apiKey.slice(0, 16)}…`);
+    }
+  });
+
   it.each(['/nowhere', '/users/x/y', '/webhook', '/create-order', '/create-user', '/user'])('%s is 404', async (path) => {
     expectProblem(await call('POST', path, { json: {} }), 404, 'not-found', path);
     expectProblem(await call('GET', path), 404, 'not-found', path);
