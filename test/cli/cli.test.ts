@@ -222,6 +222,8 @@ describe('npm run keys', () => {
       ['rotate', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m', '--rate-limit', '9'],
       ['list', '--days', '3'],
       ['usage', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m', '--grace', '1h'],
+      ['create', '--name', 'x', '--scopes', 'admin', '--rate-limit', '0x10'],
+      ['create', '--name', 'x', '--scopes', 'admin', '--rate-limit', '1e3'],
     ]) {
       const result = await run('src/cli/keys.ts', args, database.url);
       expect(result.code, args.join(' ')).toBe(2);
