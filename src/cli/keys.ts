@@ -94,7 +94,7 @@ const graceMs = parseDuration(values.grace ?? '24h');
 if (graceMs === undefined) fail('--grace takes a duration like 0s, 15m, 24h or 7d');
 if (command === 'create' && (!values.name || !values.scopes)) fail('create needs --name and --scopes');
 // Number() would read 0x10, 1e3 or 0b11 as numbers nobody meant to type.
-if (values['rate-limit'] !== undefined && !/^\d+$/.test(values['rate-limit'])) fail('--rate-limit takes a whole number, like 600');
+if (values['rate-limit'] !== undefined && !/^-?\d+$/.test(values['rate-limit'])) fail('--rate-limit takes a whole number, like 600');
 
 const print = (json: unknown, text: string) =>
   process.stdout.write(values.json === true ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
