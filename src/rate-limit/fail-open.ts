@@ -57,10 +57,29 @@ export class FailOpenCounter {
     return state;
   }
 
+  /** The store could not be reached at start: an outage from the start, with the line that says so. */
+  unreachableAtStart(): void {
+    this.#outageBegins(() =>
+      this.#logger.error('rate limit store (REDIS_URL) unreachable at start; requests go through unmetered until it is reachable'),
+    );
+  }
+
   #failed(error: unknown, counts: boolean): undefined {
+    this.#outageBegins(() =>
+      this.#logger.error({ err: error }, 'rate limit store unreachable; requests go through unmetered until it is back'),
+    );
+    if (counts) {
+      this.stats.unmeteredRequests += 1;
+      this.#unmeteredThisOutage += 1;
+    }
+    return undefined;
+  }
+
+  /** Marks the store degraded and starts probing it, telling the log once per outage. */
+  #outageBegins(tell: () => void): void {
     if (!this.stats.degraded) {
       this.stats.degraded = true;
-      this.#logger.error({ err: error }, 'rate limit store unreachable; requests go through unmetered until it is back');
+      tell();
       this.#probe = setInterval(
         () =>
           void this.#counter.ping().then(
@@ -71,11 +90,6 @@ export class FailOpenCounter {
       );
       this.#probe.unref();
     }
-    if (counts) {
-      this.stats.unmeteredRequests += 1;
-      this.#unmeteredThisOutage += 1;
-    }
-    return undefined;
   }
 
   #recovered(): void {

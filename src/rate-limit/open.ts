@@ -20,9 +20,10 @@ export async function openRateLimitCounter(config: RateLimitConfig, logger: Logg
     // The client retries on its own; an outage is reported once, by the fail-open wrapper.
     onConnectionError: (error) => logger.debug({ err: error }, 'rate limit store connection error'),
   });
+  const counter = new FailOpenCounter(redis, logger);
   // Commands are not queued while disconnected, so the first requests would otherwise go unmetered.
   if (!(await redis.waitUntilReady(REDIS_CONNECT_WAIT_MS))) {
-    logger.error('rate limit store (REDIS_URL) unreachable at start; requests go through unmetered until it is reachable');
+    counter.unreachableAtStart();
   } else {
     const refused = await redis.refusedDatabase();
     if (refused !== undefined) {
@@ -33,5 +34,5 @@ export async function openRateLimitCounter(config: RateLimitConfig, logger: Logg
       );
     }
   }
-  return new FailOpenCounter(redis, logger);
+  return counter;
 }

@@ -41,6 +41,20 @@ describe.skipIf(SKIP_REDIS)('Redis behind faults', () => {
   const metered = (headers: Headers | undefined) => headers?.get('ratelimit') != null;
   const ready = async () => (await boundedFetch(`${server.url}/ready`, {}, 2500)).body as { rateLimits: { degraded: boolean } };
 
+  it('reports the store degraded from the start when it cannot be reached then, and healthy once it can', { timeout: 60_000 }, async () => {
+    await proxy.set('refuse');
+    onTestFinished(() => proxy.set('pass'));
+    const late = await startTestServer({
+      rateLimit: { max: 1_000_000, unidentifiedMax: 1_000_000, windowMs: 60_000, redisUrl: proxy.proxiedUrl(redis.url) },
+    });
+    onTestFinished(() => late.close());
+    const readyAt = async () => (await boundedFetch(`${late.url}/ready`, {}, 2500)).body as { rateLimits: { degraded: boolean } };
+    // Before any request has met the store.
+    expect((await readyAt()).rateLimits.degraded).toBe(true);
+    await proxy.set('pass');
+    await eventually(async () => !(await readyAt()).rateLimits.degraded, '/ready reports the store healthy', RECOVERY_MS);
+  });
+
   it.for<[string, Fault]>([
     ['dropped packets', 'blackhole'],
     ['reset connections', 'reset'],
