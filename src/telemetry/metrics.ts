@@ -179,7 +179,7 @@ export class Metrics {
       },
     });
     // One read of the outbox serves the three gauges of a scrape; exposition() starts a new scrape.
-    const readOutbox = () => (this.#outboxRead ??= (sources.outbox?.() ?? Promise.resolve(undefined)).catch(() => undefined));
+    const readOutbox = () => (this.#outboxRead ??= outboxNow(sources));
     const outboxGauge = (name: string, help: string, pick: (figures: OutboxFigures) => number) =>
       new Gauge({
         name,
@@ -187,7 +187,9 @@ export class Metrics {
         registers: [this.registry],
         async collect() {
           const figures = await readOutbox();
-          if (figures) this.set(pick(figures));
+          // Unread, the gauge is NaN (a gauge without labels always has a sample): a figure from
+          // before the database went away would stand still exactly while the backlog grows.
+          this.set(figures ? pick(figures) : Number.NaN);
         },
       });
     outboxGauge(
@@ -239,6 +241,26 @@ export class Metrics {
   }
 
   #outboxRead: Promise<OutboxFigures | undefined> | undefined;
+}
+
+/** How long a scrape waits for the outbox's figures. */
+const OUTBOX_READ_MS = 1000;
+
+/**
+ * The outbox's figures, or undefined when they cannot be had: not asked for while the database is
+ * known to be away (a scrape then answers at once), and not waited for past OUTBOX_READ_MS.
+ */
+async function outboxNow(sources: MetricSources): Promise<OutboxFigures | undefined> {
+  if (!sources.outbox || sources.database?.().available === false) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, OUTBOX_READ_MS, undefined)));
+  try {
+    return await Promise.race([sources.outbox(), late]);
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A counter that mirrors a running total kept elsewhere. */

@@ -209,6 +209,24 @@ describe('what the metrics count', () => {
     expect(valueOf(families, 'portico_db_pool_waiting_requests')).toBe(0);
   });
 
+  it('shows the outbox figures as NaN, rather than as they were, while the database cannot be read', async () => {
+    const cut = await startTestServer({ metrics: { port: undefined, token: TOKEN } });
+    try {
+      const outbox = [
+        'portico_webhook_deliveries_pending',
+        'portico_webhook_oldest_pending_age_seconds',
+        'portico_webhook_deliveries_dead',
+      ];
+      const before = await scrape(cut.url);
+      for (const name of outbox) expect(Number.isFinite(valueOf(before, name)), name).toBe(true);
+      await cut.orm.close(true);
+      const after = await scrape(cut.url);
+      for (const name of outbox) expect(valueOf(after, name), name).toBeNaN();
+    } finally {
+      await cut.close().catch(() => undefined);
+    }
+  });
+
   it('follows webhooks from write to delivery: attempts by outcome, latency, failures by endpoint, the outbox and the dead-letter queue', async () => {
     const endpoint = async (hookPath: string) => {
       const response = await rest<{ id: string; secret: string }>(server, 'POST', '/webhook-endpoints', {
