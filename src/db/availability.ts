@@ -19,12 +19,23 @@ export class DatabaseAvailability {
   #outages = 0;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  #watching: boolean;
 
-  /** `probe` resolves when the database answers, on a connection of its own (not the pool's). */
-  constructor(logger: Logger, probe: () => Promise<void>, probeEveryMs = 1000) {
+  /**
+   * `probe` resolves when the database answers, on a connection of its own (not the pool's). Not
+   * `watching`: failures are not outages until `watch()` (a start that fails says so itself, and
+   * exits; a line saying requests will answer 503 would be untrue).
+   */
+  constructor(logger: Logger, probe: () => Promise<void>, probeEveryMs = 1000, { watching = true } = {}) {
     this.#logger = logger;
     this.#probe = probe;
     this.#probeEveryMs = probeEveryMs;
+    this.#watching = watching;
+  }
+
+  /** From now on, a failure is an outage, logged and probed until it ends. */
+  watch(): void {
+    this.#watching = true;
   }
 
   get available(): boolean {
@@ -41,6 +52,7 @@ export class DatabaseAvailability {
    * lost (a reply dropped before an outage ended, say), which is no outage.
    */
   failed(error: unknown, startedAt = Date.now()): void {
+    if (!this.#watching) return;
     if (this.#outage) {
       this.#outage.failedCalls += 1;
       return;

@@ -34,11 +34,12 @@ export async function openDatabase(config: Config, logger: Logger, options: Open
       : undefined;
   const url = config.databaseUrl ?? embedded!.url();
   const bounds = databaseBounds(config);
-  const availability = new DatabaseAvailability(logger, () => probeDatabase(url, bounds));
+  const availability = new DatabaseAvailability(logger, () => probeDatabase(url, bounds), undefined, { watching: false });
   let orm: MikroORM | undefined;
   try {
     orm = await openOrm(url, { poolMax: config.databasePoolMax, bounds, availability, logger, onQuery: options.onQuery });
     if (options.migrate) await migrate(orm, logger);
+    availability.watch();
   } catch (error) {
     availability.close();
     await orm?.close(true);

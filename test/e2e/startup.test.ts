@@ -388,6 +388,8 @@ describe('start failures', { timeout: 60_000 }, () => {
     expect(line).toContain('DATABASE_URL');
     expect(line).not.toContain('secretpw');
     expect(run.stdout.join('\n')).not.toContain('secretpw');
+    // The one sentence alone: no line saying that requests will answer 503, from a service that exits.
+    expect(logs(run).filter((entry) => entry.level >= 40)).toEqual([]);
   });
 
   it('reports a DATA_DIR that cannot be created', async () => {
