@@ -105,6 +105,7 @@ export function createApp(dependencies: AppDependencies): App {
   // Tracing off: no span is started, no context is switched.
   const traced = config.tracing !== undefined;
   const deliveries = new DeliveryNotifier(sql, logger);
+  const unidentified = { counter: rateLimits, limit: config.rateLimit.unidentifiedMax, windowMs: config.rateLimit.windowMs, metrics };
   let draining = false;
   /** Responses not yet ended, so that a shutdown can ask each one's client to go elsewhere after it. */
   const unanswered = new Set<http.ServerResponse>();
@@ -189,10 +190,9 @@ export function createApp(dependencies: AppDependencies): App {
           verifier: apiKeys,
           trustProxy: config.trustProxy,
           logger,
-          unidentified: { counter: rateLimits, limit: config.rateLimit.unidentifiedMax, windowMs: config.rateLimit.windowMs },
-          metrics,
+          unidentified,
         }),
-        useUserTokens({ verify: userTokens }),
+        useUserTokens({ verify: userTokens, unidentified }),
         // A browser can send a GET or a form post cross-site without a preflight; such requests must
         // carry a header no form can set. The API key header counts; a key in the URL does not.
         fromLibrary(useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] })),

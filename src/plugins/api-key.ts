@@ -45,11 +45,38 @@ function maskedApiKeyParameter(url: string): string {
   return masked ? `${url.slice(0, query + 1)}${parameters.join('&')}${url.slice(end)}` : url;
 }
 
-/** Budget of requests without a valid key, per client address (see useApiKeys). */
+/**
+ * Budget of requests that are not identified, per client address: without a valid key, with a key
+ * used from outside its allowlist, or with a user token that does not verify.
+ */
 export interface UnidentifiedLimit {
   counter: FailOpenCounter;
   limit: number;
   windowMs: number;
+  metrics: Metrics;
+}
+
+/**
+ * Answers a request that is not identified: `refusal` (401, 403), once it has spent one request of
+ * its address's budget; past that budget, 429. Guessing keys or tokens, or a misconfigured client
+ * retrying in a loop, gets 429 instead of unbounded refusals, and a valid key's own budget is left
+ * alone (whoever uses it from elsewhere cannot spend it).
+ */
+export async function refuseUnidentified(
+  budget: UnidentifiedLimit,
+  clientIp: string,
+  request: Request,
+  refusal: () => Response,
+): Promise<Response> {
+  const { counter, limit, windowMs, metrics } = budget;
+  const state = await counter.consume(`unidentified:${clientIp}`, 1, limit, windowMs);
+  metrics.rateLimitDecisions.inc({ policy: 'per-address', outcome: decisionOf(state) });
+  if (!state || state.allowed) return refusal();
+  return refuse(request, {
+    kind: 'quota-exceeded',
+    detail: `Too many requests without a valid API key from ${clientIp}; try again in ${Math.ceil(state.resetMs / 1000)} s.`,
+    headers: rateLimitHeaders(state, windowMs, 'per-address'),
+  });
 }
 
 export function useApiKeys(options: {
@@ -57,7 +84,6 @@ export function useApiKeys(options: {
   trustProxy: readonly string[];
   logger: Logger;
   unidentified: UnidentifiedLimit;
-  metrics: Metrics;
 }): ServerPlugin {
   const isTrustedProxy = networkMatcher(options.trustProxy);
   const fromQuery = new WeakSet<object>();
@@ -70,30 +96,16 @@ export function useApiKeys(options: {
         Array.isArray(forwarded) ? forwarded.join(',') : forwarded,
         isTrustedProxy,
       );
-      /**
-       * Requests without a valid key spend a budget of their client address: guessing keys, or a
-       * misconfigured client retrying in a loop, gets 429 instead of unbounded 401s.
-       */
-      const unidentified = async (detail: string) => {
-        const { counter, limit, windowMs } = options.unidentified;
-        const state = await counter.consume(`unidentified:${clientIp}`, 1, limit, windowMs);
-        options.metrics.rateLimitDecisions.inc({ policy: 'per-address', outcome: decisionOf(state) });
-        if (state && !state.allowed) {
-          endResponse(
-            refuse(request, {
-              kind: 'quota-exceeded',
-              detail: `Too many requests without a valid API key from ${clientIp}; try again in ${Math.ceil(state.resetMs / 1000)} s.`,
-              headers: rateLimitHeaders(state, windowMs, 'per-address'),
-            }),
-          );
-        } else {
-          endResponse(deny(request, 401, detail, API_KEY_CHALLENGE));
-        }
-      };
+      const unidentified = async (status: 401 | 403, detail: string) =>
+        endResponse(
+          await refuseUnidentified(options.unidentified, clientIp, request, () =>
+            deny(request, status, detail, status === 401 ? API_KEY_CHALLENGE : undefined),
+          ),
+        );
       const headerKey = request.headers.get('x-api-key');
       const queryKey = url.searchParams.get('api_key');
       const secret = headerKey ?? queryKey;
-      if (!secret) return unidentified('An API key is required: send it in the x-api-key header.');
+      if (!secret) return unidentified(401, 'An API key is required: send it in the x-api-key header.');
       if (headerKey === null) {
         const clean = new URL(url);
         clean.searchParams.delete('api_key');
@@ -102,11 +114,8 @@ export function useApiKeys(options: {
         options.logger.warn({ key: maskKeySecret(secret) }, 'API key sent in the query string; clients should use the x-api-key header');
       }
       const identified = (key: VerifiedKey | undefined) => {
-        if (!key) return unidentified('The API key is not valid: it is unknown, revoked or expired.');
-        if (!key.allowsAddress(clientIp)) {
-          endResponse(deny(request, 403, `This API key may not be used from ${clientIp}.`));
-          return;
-        }
+        if (!key) return unidentified(401, 'The API key is not valid: it is unknown, revoked or expired.');
+        if (!key.allowsAddress(clientIp)) return unidentified(403, `This API key may not be used from ${clientIp}.`);
         serverContext.auth = { key, clientIp };
       };
       // The key cannot be checked while the database is down: that is the service's problem, not

@@ -203,6 +203,24 @@ describe('requests without a valid key', () => {
     // A valid key from the same address is not affected.
     expect((await restGet(await server.createKey({ name: 'Neighbour' }))).status).toBe(200);
   });
+
+  it('counts a valid key used from outside its allowlist, or with a user token that does not verify, as not identified', async () => {
+    const server = await startTestServer({ rateLimit: { max: 1_000, unidentifiedMax: 3, windowMs: WINDOW_MS, redisUrl: undefined } });
+    onTestFinished(() => server.close());
+    const userId = await createUser(server);
+    const elsewhere = await server.createKey({ name: 'Office only', allowedCidrs: ['10.0.0.0/8'] });
+    const badToken = { 'x-api-key': server.apiKey, authorization: 'Bearer not.a.token' };
+    expect((await server.fetch(`/users/${userId}`, { headers: { 'x-api-key': elsewhere } })).status).toBe(403);
+    expect((await server.fetch(`/users/${userId}`, { headers: badToken })).status).toBe(401);
+    expect((await server.fetch(`/users/${userId}`, { headers: badToken })).status).toBe(401);
+    // The address's budget is spent: guessing tokens with a valid key is as bounded as guessing keys.
+    for (const headers of [{ 'x-api-key': elsewhere }, badToken]) {
+      const refused = await server.fetch(`/users/${userId}`, { headers });
+      expect([refused.status, refused.headers.get('ratelimit-policy')]).toEqual([429, '"per-address";q=3;w=60']);
+    }
+    // The key itself, used as it may be, is not affected.
+    expect((await server.fetch(`/users/${userId}`)).status).toBe(200);
+  });
 });
 
 describe('window renewal', () => {
