@@ -179,6 +179,11 @@ describe('GET /users in cursor style (the default)', () => {
     expect(walked).toEqual(expected);
   });
 
+  it('sorts names as people read them, on any server: letter case and accents after the letters', async () => {
+    const seen = (await walkCursor('name', 50)).map((user) => user.name).filter((name) => NAMES.includes(name));
+    expect([...new Set(seen)]).toEqual(['ada', 'Ada', 'bob', 'Bob Jr', 'Émile', "O'Brien", 'Zoë']);
+  });
+
   it('sorts by createdAt when no sort is given', async () => {
     expect(ids(await walkCursor(undefined, 13))).toEqual(await idsInOrder('createdAt'));
   });

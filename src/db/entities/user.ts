@@ -7,7 +7,8 @@ export const UserSchema = defineEntity({
   tableName: 'users',
   properties: {
     id: idProperty('user'),
-    name: p.string().columnType('text'),
+    // Sorted as people read names, on every server (the users_name_collation migration).
+    name: p.string().columnType('text').collation('und-x-icu'),
     email: p.string().columnType('text'),
     createdAt: p.datetime(3).onCreate(() => new Date()),
     // Created and updated at the same instant, not two clock reads apart.

@@ -17,6 +17,7 @@ import { Migration20261127010000_deliveries_notified_after_commit } from './Migr
 import { Migration20261127020000_users_email_unicode_case } from './Migration20261127020000_users_email_unicode_case.ts';
 import { Migration20261128000000_deliveries_due_by_endpoint } from './Migration20261128000000_deliveries_due_by_endpoint.ts';
 import { Migration20261128010000_deliveries_due_index_dropped } from './Migration20261128010000_deliveries_due_index_dropped.ts';
+import { Migration20261128020000_users_name_collation } from './Migration20261128020000_users_name_collation.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -36,4 +37,5 @@ export const migrations = [
   Migration20261127020000_users_email_unicode_case,
   Migration20261128000000_deliveries_due_by_endpoint,
   Migration20261128010000_deliveries_due_index_dropped,
+  Migration20261128020000_users_name_collation,
 ];
