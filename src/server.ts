@@ -24,7 +24,7 @@ import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts'
 import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
 import { logLevelOf, maskError, useErrorLocations, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
 import { useDocumentTransactions } from './plugins/document-transaction.ts';
-import { fromLibrary, type ServerContext } from './plugins/server-context.ts';
+import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
 import { answerClientError } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
@@ -96,8 +96,8 @@ export const GRAPHIQL_HEADERS = '{\n  "x-api-key": "paste-your-api-key-here"\n}'
 /** /ready answers within this, whatever the pool does. */
 const READINESS_CHECK_MS = 1500;
 
-/** How long a shutdown keeps idle kept-alive connections open for a request already sent on them (a tenth of the grace, at most this). */
-const IDLE_DRAIN_MAX_MS = 1000;
+/** How often a shutdown closes the kept-alive connections idle then (a tenth of the grace, at most this). */
+const IDLE_SWEEP_MAX_MS = 1000;
 
 export function createApp(dependencies: AppDependencies): App {
   const { config, logger, orm, sql, database, cursors, apiKeys, usage, userTokens, rateLimits, webhooks, metrics } = dependencies;
@@ -107,10 +107,17 @@ export function createApp(dependencies: AppDependencies): App {
   const deliveries = new DeliveryNotifier(sql, logger);
   const unidentified = { counter: rateLimits, limit: config.rateLimit.unidentifiedMax, windowMs: config.rateLimit.windowMs, metrics };
   let draining = false;
-  /** Responses not yet ended, so that a shutdown can ask each one's client to go elsewhere after it. */
-  const unanswered = new Set<http.ServerResponse>();
-  /** Called once no response is left unanswered, while shutting down. */
-  let onAnswered: (() => void) | undefined;
+  /**
+   * While shutting down, every answer says `Connection: close`: a client sending request after
+   * request on a kept-alive connection has each one answered, then goes elsewhere, where closing its
+   * connection between two of them would cut the one it was sending. Set as a request arrives, and
+   * (for those that were running when the shutdown began) as yoga's answer goes out.
+   */
+  const closingAnswers: ServerPlugin = {
+    onResponse({ response }) {
+      if (draining) response.headers.set('connection', 'close');
+    },
+  };
 
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
@@ -179,6 +186,7 @@ export function createApp(dependencies: AppDependencies): App {
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: chainHooks(
       [
+        closingAnswers,
         useUrlLimit(),
         useOptions(config.graphiql),
         useGraphiQLAssets(config.graphiql),
@@ -260,11 +268,6 @@ export function createApp(dependencies: AppDependencies): App {
       const started = performance.now();
       res.setHeader('x-request-id', requestId);
       if (draining) res.setHeader('connection', 'close');
-      unanswered.add(res);
-      res.once('close', () => {
-        unanswered.delete(res);
-        if (unanswered.size === 0) onAnswered?.();
-      });
       const wrongTarget = targetProblem(req);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.
       const context: RequestContext = { requestId, face: req.url?.split('?')[0] === GRAPHQL_PATH ? 'graphql' : 'other' };
@@ -329,25 +332,21 @@ export function createApp(dependencies: AppDependencies): App {
     },
     async close() {
       draining = true;
-      // Every response still to be sent says `Connection: close`: a client sending request after
-      // request on a kept-alive connection has each one answered and then goes elsewhere, where
-      // closing its connection between two of them would cut the one it was sending.
-      for (const res of unanswered) if (!res.headersSent) res.setHeader('connection', 'close');
       // Node's http close would also close every idle connection now; the plain one only stops accepting.
       const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
       // A connection idle now may carry a request already on its way: it is left open for a moment
-      // (that request is answered with `Connection: close`), then closed once everything is answered.
-      const answered = new Promise<void>((resolve) => {
-        onAnswered = resolve;
-        if (unanswered.size === 0) resolve();
-      });
-      const settled = new Promise((resolve) => setTimeout(resolve, Math.min(IDLE_DRAIN_MAX_MS, config.shutdownGraceMs / 10)).unref());
-      void Promise.all([answered, settled]).then(() => server.closeIdleConnections());
+      // (that request is answered with `Connection: close`), and the connections idle then are
+      // closed, again and again until none is left.
+      const sweep = setInterval(() => server.closeIdleConnections(), Math.min(IDLE_SWEEP_MAX_MS, config.shutdownGraceMs / 10)).unref();
       const grace = new Promise<'timeout'>((resolve) => setTimeout(resolve, config.shutdownGraceMs, 'timeout').unref());
-      if ((await Promise.race([closed, grace])) === 'timeout') {
-        logger.warn({ graceMs: config.shutdownGraceMs }, 'requests still running after the grace period; closing their connections');
-        server.closeAllConnections();
-        await closed;
+      try {
+        if ((await Promise.race([closed, grace])) === 'timeout') {
+          logger.warn({ graceMs: config.shutdownGraceMs }, 'requests still running after the grace period; closing their connections');
+          server.closeAllConnections();
+          await closed;
+        }
+      } finally {
+        clearInterval(sweep);
       }
     },
   };
