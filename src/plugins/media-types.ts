@@ -24,6 +24,17 @@ function acceptsAnswer(accept: string | null): boolean {
 
 export function useGraphQLMediaTypes(): ServerPlugin {
   return {
+    // Media types compare without regard to letter case, and may have spaces before their parameters
+    // (RFC 9110 §8.3.1); yoga picks its parser by the exact text (`application/json` or
+    // `application/json;…`), so `APPLICATION/JSON` was 415. The type is written as yoga reads it.
+    onRequest({ request }) {
+      const sent = request.headers.get('content-type');
+      if (sent === null) return;
+      const end = sent.indexOf(';');
+      const type = end < 0 ? sent : sent.slice(0, end);
+      const canonical = type.trim().toLowerCase();
+      if (canonical !== type) request.headers.set('content-type', end < 0 ? canonical : `${canonical}${sent.slice(end)}`);
+    },
     onRequestParse({ request, requestParser, endResponse }) {
       if (!acceptsAnswer(request.headers.get('accept'))) {
         endResponse(

@@ -286,6 +286,14 @@ describe('GraphQL bodies in other media types', () => {
     });
   });
 
+  it.each(['APPLICATION/JSON', 'Application/Json; Charset=UTF-8', 'application/json ; charset=utf-8'])(
+    'reads JSON whatever the letter case and spacing of its media type (%j), as HTTP compares them',
+    async (type) => {
+      const response = await postGraphQL(JSON.stringify({ query: '{ __typename }' }), { 'content-type': type });
+      expect([response.status, await response.json()]).toEqual([200, { data: { __typename: 'Query' } }]);
+    },
+  );
+
   it('answers a JSON body in another charset than UTF-8 with 415 naming UTF-8, rather than misreading it', async () => {
     const text = '{"query":"mutation { createUser(input: { name: \\"Zoë\\", email: \\"latin@example.com\\" }) { id } }"}';
     for (const [charset, bytes] of [
