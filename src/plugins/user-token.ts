@@ -11,19 +11,21 @@ import type { ServerPlugin } from './server-context.ts';
 
 export function useUserTokens(options: { verify: UserTokenVerifier; unidentified: UnidentifiedLimit }): ServerPlugin {
   async function verifyToken(auth: RequestAuth, header: string, request: Request, endResponse: (response: Response) => void) {
-    const refused = async (detail: string, error: string) =>
-      endResponse(
-        await refuseUnidentified(options.unidentified, auth.clientIp, request, () =>
-          deny(request, 401, detail, `${BEARER_CHALLENGE}, error="${error}"`),
-        ),
-      );
-    const match = /^Bearer ([A-Za-z0-9_.~+/=-]+)$/i.exec(header.trim());
-    if (!match) return refused('The Authorization header must be "Bearer <token>".', 'invalid_request');
+    const refused = async (detail: string, challenge: string) =>
+      endResponse(await refuseUnidentified(options.unidentified, auth.clientIp, request, () => deny(request, 401, detail, challenge)));
+    const invalid = `${BEARER_CHALLENGE}, error="invalid_token"`;
+    const [scheme = '', ...value] = header.trim().split(/\s+/);
+    // Credentials of another scheme carry no token: the challenge says what to send, with no error
+    // code (RFC 6750 §3). A bearer value that is no token is an invalid one.
+    if (scheme.toLowerCase() !== 'bearer') return refused('The Authorization header must be "Bearer <token>".', BEARER_CHALLENGE);
+    const token = value.length === 1 && /^[A-Za-z0-9_.~+/=-]+$/.test(value[0]!) ? value[0]! : undefined;
+    if (token === undefined)
+      return refused('The Authorization header must be "Bearer <token>": one token of base64url characters.', invalid);
     try {
-      auth.userId = (await options.verify(match[1]!)).userId;
+      auth.userId = (await options.verify(token)).userId;
     } catch (error) {
       if (!(error instanceof UnauthenticatedError)) throw error;
-      return refused(error.message, 'invalid_token');
+      return refused(error.message, invalid);
     }
   }
 

@@ -108,9 +108,12 @@ describe('tokens that do not verify', () => {
     }
   });
 
-  it('refuses an Authorization header that is not a bearer token', async () => {
-    const response = await call('GET', `/users/${alice}`, { 'x-api-key': appKey, authorization: 'Basic YWxpY2U6c2VjcmV0' });
-    expect([response.status, response.challenge]).toEqual([401, 'Bearer realm="portico", error="invalid_request"']);
+  it('refuses credentials of another scheme with a plain challenge, and a bearer value that is no token as invalid (RFC 6750 §3)', async () => {
+    // Another scheme is no bearer token at all: the challenge says what to send, with no error code.
+    const basic = await call('GET', `/users/${alice}`, { 'x-api-key': appKey, authorization: 'Basic YWxpY2U6c2VjcmV0' });
+    expect([basic.status, basic.challenge]).toEqual([401, 'Bearer realm="portico"']);
+    const malformed = await call('GET', `/users/${alice}`, { 'x-api-key': appKey, authorization: 'Bearer not a token' });
+    expect([malformed.status, malformed.challenge]).toEqual([401, 'Bearer realm="portico", error="invalid_token"']);
   });
 });
 
