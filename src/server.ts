@@ -24,6 +24,7 @@ import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts'
 import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
 import { logLevelOf, maskError, useErrorLocations, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
 import { useDocumentTransactions } from './plugins/document-transaction.ts';
+import { useOperationNameCheck } from './plugins/operation-name.ts';
 import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
 import { answerClientError } from './http/client-errors.ts';
@@ -229,6 +230,7 @@ export function createApp(dependencies: AppDependencies): App {
         useDocumentTransactions(orm.em),
         useGraphQLMediaTypes(),
         useGetParameterChecks(),
+        useOperationNameCheck(),
         useScopeCacheRelease(),
         useBodyLimit(MAX_BODY_BYTES),
         useRest({ logger }),

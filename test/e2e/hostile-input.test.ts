@@ -484,7 +484,14 @@ describe('GraphQL requests that cannot run', () => {
   });
 
   it('answers a request that is not a well-formed GraphQL request 400 whatever the client accepts, with no Allow', async () => {
-    for (const body of ['{}', '{"query": 123}', '{"query": "{ __typename }", "variables": "x"}', '[]', '{"query": "{ __typename }"']) {
+    for (const body of [
+      '{}',
+      '{"query": 123}',
+      '{"query": "{ __typename }", "variables": "x"}',
+      '{"query": "{ __typename }", "operationName": 1}',
+      '[]',
+      '{"query": "{ __typename }"',
+    ]) {
       for (const accept of ['application/json', 'application/graphql-response+json']) {
         const response = await server.fetch('/graphql', { method: 'POST', headers: { 'content-type': 'application/json', accept }, body });
         const answer = (await response.json()) as { errors: { extensions: { code: string } }[] };
