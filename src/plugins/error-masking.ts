@@ -157,8 +157,8 @@ function notWellFormed(http: GraphQLHTTPErrorExtensions | undefined): GraphQLHTT
 /** The code yoga gives its refusal of a request whose operation it cannot determine. */
 const OPERATION_RESOLUTION_FAILURE = 'OPERATION_RESOLUTION_FAILURE';
 
-/** Statuses yoga itself refuses requests with (CSRF prevention, body size) besides plain input errors. */
-const YOGA_REFUSALS = ['forbidden', 'payload-too-large'] as const satisfies readonly ProblemKind[];
+/** Statuses yoga itself refuses requests with (CSRF prevention, body size, a mutation sent with GET) besides plain input errors. */
+const YOGA_REFUSALS = ['forbidden', 'payload-too-large', 'method-not-allowed'] as const satisfies readonly ProblemKind[];
 
 const ARMOR_REJECTION = /^Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)$/;
 

@@ -22,7 +22,10 @@ describe('GraphQL over HTTP', () => {
   it('refuses mutations sent with GET', async () => {
     const query = encodeURIComponent('mutation { deleteUser(id: "usr_01jd3x3b8vfb9s1p4t4p6q2k7m") }');
     const response = await server.fetch(`/graphql?query=${query}`, { headers: { accept: 'application/json' } });
-    expect(response.status).toBe(405);
+    expect([response.status, response.headers.get('allow')]).toEqual([405, 'POST']);
+    // Of the kind a method not allowed is, as a PUT to /graphql is.
+    const body = (await response.json()) as { errors: { extensions: { type: string } }[] };
+    expect(body.errors[0]!.extensions.type).toBe('https://portico.dev/problems/method-not-allowed');
   });
 
   it('answers malformed JSON and syntax errors with 400 and BAD_USER_INPUT', async () => {
