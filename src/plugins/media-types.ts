@@ -14,10 +14,12 @@ const ANSWERED_IN = ['application/graphql-response+json', 'application/json', 't
 /** Whether an Accept header allows one of ANSWERED_IN (a missing header allows anything). */
 function acceptsAnswer(accept: string | null): boolean {
   // Every client that asks for an answer at all asks for one of these; parsing is for the rest.
-  if (accept === null || accept.includes('json') || accept.includes('*/*')) return true;
+  if (accept === null || ((accept.includes('json') || accept.includes('*/*')) && !accept.includes('charset'))) return true;
   return accept.split(',').some((range) => {
     const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
     if (parameters.some((parameter) => /^q=0(\.0*)?$/.test(parameter))) return false;
+    // The answers are UTF-8, and say so.
+    if (parameters.some((parameter) => parameter.startsWith('charset=') && !/^charset="?utf-8"?$/.test(parameter))) return false;
     return type.endsWith('/*') ? ANSWERED_IN.some((answer) => answer.startsWith(type.slice(0, -1))) : ANSWERED_IN.includes(type);
   });
 }

@@ -442,7 +442,16 @@ describe('GraphQL requests that cannot run', () => {
     expect(body.errors[0]?.message).not.toContain('Content-Type');
   });
 
-  it.each(['text/html', 'application/xml', 'image/png, text/*;q=0'])(
+  it('answers an Accept that asks for JSON in UTF-8, which it is', async () => {
+    const response = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json; charset=utf-8' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it.each(['text/html', 'application/xml', 'image/png, text/*;q=0', 'application/json; charset=iso-8859-1'])(
     'answers Accept: %s, which allows nothing GraphQL answers in, with 406 saying what it answers in',
     async (accept) => {
       const response = await server.fetch('/graphql', {
