@@ -1,7 +1,7 @@
 // A scalar's refusal of a value written in the document. graphql-js reports the scalar's own error
-// as it is, so the scalar gives it the value's location; which input field or argument held the
-// value, the scalar cannot know, and validation names it from the document (namedLiteralError), as
-// every other input error names its field.
+// as it is, so the scalar gives it the value's location, and its own refusals of built-in scalars'
+// and enums' literals likewise; which input field or argument held the value, neither says, and
+// validation names it from the document (namedLiteralError), as every other input error names its field.
 import { BREAK, GraphQLError, Kind, visit, type ASTNode, type DocumentNode } from 'graphql';
 
 /** The extension a scalar marks such an error with; it does not reach the client. */
@@ -25,10 +25,16 @@ function holderOf(document: DocumentNode, target: ASTNode): string | undefined {
   return name;
 }
 
+/**
+ * graphql-js's own refusals of a literal of a built-in scalar or an enum (its ValuesOfCorrectType
+ * rule: `Int cannot represent non-integer value: "x"`), which name no field either.
+ */
+const BUILT_IN_REFUSAL = /^(?:\w+ cannot represent |Enum "\w+" cannot represent )/;
+
 /** A scalar's refusal of a literal, worded and listed as an input error of the field that held it. */
 export function namedLiteralError(error: GraphQLError, document: DocumentNode): GraphQLError {
-  if (error.extensions?.[INVALID_LITERAL] !== true) return error;
-  const { [INVALID_LITERAL]: _marker, ...extensions } = error.extensions;
+  if (error.extensions?.[INVALID_LITERAL] !== true && !BUILT_IN_REFUSAL.test(error.message)) return error;
+  const { [INVALID_LITERAL]: _marker, ...extensions } = error.extensions ?? {};
   const field = error.nodes?.[0] && holderOf(document, error.nodes[0]);
   return new GraphQLError(field ? `${field}: ${error.message}` : error.message, {
     nodes: error.nodes,

@@ -480,6 +480,15 @@ describe('GraphQL requests that cannot run', () => {
     }
   });
 
+  it('names the input field of any literal its type refuses, as variables are named', async () => {
+    const query = 'mutation {\n  createOrder(input: { userId: "usr_01jd3x3b8vfb9s1p4t4p6q2k7m", total: "x" }) { id }\n}';
+    const { status, body } = await graphqlAnswer('/graphql', { method: 'POST', body: JSON.stringify({ query }) });
+    const [error] = body.errors as { message: string; extensions: { code: string; errors?: unknown } }[];
+    expect([status, error!.extensions.code]).toEqual([400, 'BAD_USER_INPUT']);
+    expect(error!.message).toMatch(/^total: Int cannot represent/);
+    expect(error!.extensions.errors).toEqual([{ field: 'total', message: match.stringMatching(/^Int cannot represent/) }]);
+  });
+
   it('refuses a DateTime written in the document that is not an instant naming its field, where it is', async () => {
     for (const value of ['2026-11-27', '2026-02-30T00:00:00Z', '12']) {
       const query = `mutation {\n  resendDeadWebhookDeliveries(endpointId: "wep_01jd3x3b8vfb9s1p4t4p6q2k7m", input: { to: "2026-11-28T00:00:00Z", from: ${JSON.stringify(value)} }) { queued }\n}`;
