@@ -95,10 +95,11 @@ function refusalOf(error: unknown): { kind: ProblemKind; detail: string } {
 const KEY_REFUSALS = ['idempotency-key-in-flight', 'idempotency-key-reused'] as const satisfies readonly ProblemKind[];
 
 /**
- * Not outcomes to keep: a failure of ours (5xx), the rate limiter's refusal, and a refusal of who is
- * asking (401, 403: no user token, another user's), which a retry with the right credential must run.
+ * Not outcomes to keep: a failure of ours (5xx), the rate limiter's refusal, and a caller not
+ * identified (401: no valid key, no user token or one that does not verify), whose retry with the
+ * credential must run. A 403 is an answer to an identified caller, kept like any other 4xx.
  */
-const NOT_KEPT: ReadonlySet<number> = new Set([401, 403, 429]);
+const NOT_KEPT: ReadonlySet<number> = new Set([401, 429]);
 const isKept = (kind: ProblemKind) => PROBLEM_KINDS[kind].status < 500 && !NOT_KEPT.has(PROBLEM_KINDS[kind].status);
 
 /** Whether the answer reports nothing done: a refusal, or no root field with a value. */

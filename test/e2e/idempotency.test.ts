@@ -170,7 +170,7 @@ describe('Idempotency-Key on REST', () => {
     expect([again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([404, first.text, 'true']);
   });
 
-  it('keeps no refusal of who is asking (401, 403): the retry with the credential runs, once', async () => {
+  it('keeps no 401 (a caller not identified): the retry with the credential runs, once; a 403 is kept', async () => {
     const userId = await createUser();
     const writer = await server.createKey({ name: 'User writer', scopes: ['users:write'] });
     const key = uniqueKey();
@@ -179,16 +179,27 @@ describe('Idempotency-Key on REST', () => {
         json: { name: 'With a token' },
         headers: { 'x-api-key': writer, 'idempotency-key': key, ...headers },
       });
-    // Without the user's token: 401, and the key stays free.
+    // Without the user's token (or with one that does not verify): 401, and the key stays free.
     expectProblem(await patch({}), 401, 'unauthenticated', `/users/${userId}`);
-    // With another user's token: 403, and the key stays free.
-    const other = await testUserToken(await createUser());
-    expectProblem(await patch({ authorization: `Bearer ${other}` }), 403, 'forbidden', `/users/${userId}`);
+    expectProblem(await patch({ authorization: 'Bearer not.a.token' }), 401, 'unauthenticated', `/users/${userId}`);
     const token = await testUserToken(userId);
     const done = await patch({ authorization: `Bearer ${token}` });
     expect([done.status, done.headers.get('idempotent-replayed'), done.body.name]).toEqual([200, null, 'With a token']);
     const again = await patch({ authorization: `Bearer ${token}` });
     expect([again.status, again.text, again.headers.get('idempotent-replayed')]).toEqual([200, done.text, 'true']);
+
+    // Identified, and refused (another user's token): an outcome like any 4xx, replayed to the retry.
+    const otherKey = uniqueKey();
+    const other = await testUserToken(await createUser());
+    const refuse = (bearer: string) =>
+      rest(server, 'PATCH', `/users/${userId}`, {
+        json: { name: 'Not theirs' },
+        headers: { 'x-api-key': writer, 'idempotency-key': otherKey, authorization: `Bearer ${bearer}` },
+      });
+    const refused = await refuse(other);
+    expectProblem(refused, 403, 'forbidden', `/users/${userId}`);
+    const replayed = await refuse(token);
+    expect([replayed.status, replayed.text, replayed.headers.get('idempotent-replayed')]).toEqual([403, refused.text, 'true']);
   });
 
   it('ignores the header on reads', async () => {
