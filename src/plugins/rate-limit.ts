@@ -131,6 +131,9 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       const setHeaders = (state: WindowState | undefined) => {
         if (!state) return;
         for (const [name, value] of Object.entries(rateLimitHeaders(state, windowMs))) response.headers.set(name, value);
+        // A request that runs more operations than the whole budget passes after no wait: its
+        // refusal says to send fewer at once, and promises no time.
+        if (ticket.cost > state.limit) response.headers.delete('retry-after');
       };
       // Most requests were decided during execution: no promise for them. A request refused before
       // execution spent nothing; its answer still says where the budget stands.

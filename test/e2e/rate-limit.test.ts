@@ -37,6 +37,21 @@ describe('one instance, counters in memory', () => {
   const restGet = (key: string) => server.fetch(`/users/${userId}`, { headers: { 'x-api-key': key } });
   const gqlGet = (key: string) => server.gql(`{ user(id: "${userId}") { id } }`, {}, { 'x-api-key': key });
 
+  it('refuses a request that runs more operations than the whole budget without a Retry-After: no wait would let it pass', async () => {
+    const key = await server.createKey({ name: 'Too much at once' });
+    const four = await server.gql(
+      '{ a: rateLimit { remaining } b: rateLimit { remaining } c: rateLimit { remaining } d: rateLimit { remaining } }',
+      {},
+      { 'x-api-key': key },
+    );
+    expect(four.status).toBe(429);
+    expect(four.headers.get('retry-after')).toBeNull();
+    expect(four.body.errors![0]!.message).toContain('This request runs 4 operations; send fewer at once.');
+    // The fields still say where the budget stands, and a request that fits is admitted.
+    expect(rateLimitOf(four).remaining).toBe(3);
+    expect((await gqlGet(key)).status).toBe(200);
+  });
+
   it('admits the limit, then answers 429 on both faces with Retry-After and the RateLimit fields', async () => {
     const key = await server.createKey({ name: 'Limited' });
     for (const expected of [2, 1, 0]) {
