@@ -17,8 +17,8 @@ import { expectProblem, rest, type User } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
-import { TEST_DELIVERY, startTestWorker } from '../support/worker.ts';
-import { startTcpProxy, type Fault } from '../support/tcp-proxy.ts';
+import { TEST_DELIVERY, startTestWorker, type TestWorker } from '../support/worker.ts';
+import { startTcpProxy, type Fault, type TcpProxy } from '../support/tcp-proxy.ts';
 
 interface Endpoint {
   id: string;
@@ -362,84 +362,92 @@ async function apart(work: (isolated: TestServer, own: Receiver, dataDir: string
   }
 }
 
+interface BehindProxy {
+  isolated: TestServer;
+  own: Receiver;
+  proxy: TcpProxy;
+  faulty: TestWorker;
+  /** An endpoint subscribed to user.created, whose ping has arrived. */
+  endpoint: Endpoint & { path: string };
+}
+
+/** Runs `work` apart, with a worker that reaches PostgreSQL through a proxy the test can break. */
+function withWorkerBehindProxy(work: (rig: BehindProxy) => Promise<void>): Promise<void> {
+  return apart(async (isolated, own) => {
+    const database = new URL(isolated.databaseUrl);
+    const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+    const faulty = await startTestWorker(isolated, {}, { databaseUrl: proxy.proxiedUrl(isolated.databaseUrl) });
+    try {
+      const endpoint = await register(isolated, own, ['USER_CREATED']);
+      await eventually(() => requestsAt(endpoint.path, 'ping', own).length === 1, 'the ping', 10_000);
+      await work({ isolated, own, proxy, faulty, endpoint });
+    } finally {
+      await faulty.stop();
+      await proxy.close();
+    }
+  });
+}
+
+/** What the worker logged about `topic`, in order. */
+const toldAbout = (worker: TestWorker, topic: string) =>
+  worker.logs.map((line) => line.msg).filter((msg) => typeof msg === 'string' && msg.includes(topic));
+
 describe.each<[string, Fault]>([
   ['refuses connections', 'refuse'],
   ['resets connections', 'reset'],
   ['drops packets', 'blackhole'],
 ])('PostgreSQL that %s', (_name, fault) => {
   it('stops the worker only while it lasts: once it is over, the worker delivers on its own', () =>
-    apart(async (isolated, own) => {
-      const database = new URL(isolated.databaseUrl);
-      const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-      const faulty = await startTestWorker(isolated, {}, { databaseUrl: proxy.proxiedUrl(isolated.databaseUrl) });
-      try {
-        const endpoint = await register(isolated, own, ['USER_CREATED']);
-        await eventually(() => requestsAt(endpoint.path, 'ping', own).length === 1, 'the ping', 10_000);
-        await proxy.set(fault);
-        await createUser(isolated);
-        // The worker meets the fault (its claims fail, bounded by the connection and statement time-outs)…
-        await eventually(
-          () => faulty.logs.some((line) => line.msg === 'could not claim webhook deliveries; trying again'),
-          'the worker to meet the fault',
-          15_000,
-        );
-        expect(requestsAt(endpoint.path, 'user.created', own)).toEqual([]);
-        await proxy.set('pass');
-        // …and once the database is back, the event arrives without anyone's help.
-        await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
-        expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
-        // The outage is logged once as it begins and once as it ends, not at every poll.
-        const told = faulty.logs.map((line) => line.msg).filter((msg) => typeof msg === 'string' && msg.includes('claim'));
-        expect(told).toEqual(['could not claim webhook deliveries; trying again', 'claiming webhook deliveries again']);
-      } finally {
-        await faulty.stop();
-        await proxy.close();
-      }
+    withWorkerBehindProxy(async ({ isolated, own, proxy, faulty, endpoint }) => {
+      await proxy.set(fault);
+      await createUser(isolated);
+      // The worker meets the fault (its claims fail, bounded by the connection and statement time-outs)…
+      await eventually(
+        () => faulty.logs.some((line) => line.msg === 'could not claim webhook deliveries; trying again'),
+        'the worker to meet the fault',
+        15_000,
+      );
+      expect(requestsAt(endpoint.path, 'user.created', own)).toEqual([]);
+      await proxy.set('pass');
+      // …and once the database is back, the event arrives without anyone's help.
+      await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
+      expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
+      // The outage is logged once as it begins and once as it ends, not at every poll.
+      expect(toldAbout(faulty, 'claim')).toEqual(['could not claim webhook deliveries; trying again', 'claiming webhook deliveries again']);
     }));
 });
 
 describe('an outcome that cannot be recorded at once', () => {
   it('is recorded before the worker claims again: a delivery whose lease lapsed in an outage is not sent twice', () =>
-    apart(async (isolated, own) => {
-      const database = new URL(isolated.databaseUrl);
-      const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
-      const faulty = await startTestWorker(isolated, {}, { databaseUrl: proxy.proxiedUrl(isolated.databaseUrl) });
-      try {
-        const endpoint = await register(isolated, own, ['USER_CREATED']);
-        await eventually(() => requestsAt(endpoint.path, 'ping', own).length === 1, 'the ping', 10_000);
-        let answer!: () => void;
-        own.answer = () => ({ until: new Promise<void>((resolve) => (answer = resolve)), status: 200 });
-        await createUser(isolated);
-        await eventually(() => requestsAt(endpoint.path, 'user.created', own).length === 1, 'the attempt', 10_000);
-        // The receiver takes the event while the worker's database is out of reach: its outcome waits.
-        await proxy.set('blackhole');
-        answer();
-        await eventually(
-          () => faulty.logs.some((line) => line.msg === 'could not record webhook attempts; trying again'),
-          'the worker to fail to record it',
-          15_000,
-        );
-        // The claim's lease lapses meanwhile: the delivery is due again, as far as the table says.
-        const lapsed = async () =>
-          (
-            await isolated.orm.em
-              .fork()
-              .execute<{ lapsed: boolean }[]>(
-                `select bool_and(next_attempt_at < now()) as lapsed from webhook_deliveries where endpoint_id = ? and state = 'pending'`,
-                [endpoint.id],
-              )
-          )[0]!.lapsed;
-        await eventually(lapsed, 'the lease to lapse', 15_000);
-        await proxy.set('pass');
-        await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
-        expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
-        // Logged once as it begins and once as it ends, however many times the worker tried.
-        const told = faulty.logs.map((line) => line.msg).filter((msg) => typeof msg === 'string' && msg.includes('record'));
-        expect(told).toEqual(['could not record webhook attempts; trying again', 'recording webhook attempts again']);
-      } finally {
-        await faulty.stop();
-        await proxy.close();
-      }
+    withWorkerBehindProxy(async ({ isolated, own, proxy, faulty, endpoint }) => {
+      let answer!: () => void;
+      own.answer = () => ({ until: new Promise<void>((resolve) => (answer = resolve)), status: 200 });
+      await createUser(isolated);
+      await eventually(() => requestsAt(endpoint.path, 'user.created', own).length === 1, 'the attempt', 10_000);
+      // The receiver takes the event while the worker's database is out of reach: its outcome waits.
+      await proxy.set('blackhole');
+      answer();
+      await eventually(
+        () => faulty.logs.some((line) => line.msg === 'could not record webhook attempts; trying again'),
+        'the worker to fail to record it',
+        15_000,
+      );
+      // The claim's lease lapses meanwhile: the delivery is due again, as far as the table says.
+      const lapsed = async () =>
+        (
+          await isolated.orm.em
+            .fork()
+            .execute<{ lapsed: boolean }[]>(
+              `select bool_and(next_attempt_at < now()) as lapsed from webhook_deliveries where endpoint_id = ? and state = 'pending'`,
+              [endpoint.id],
+            )
+        )[0]!.lapsed;
+      await eventually(lapsed, 'the lease to lapse', 15_000);
+      await proxy.set('pass');
+      await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
+      expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
+      // Logged once as it begins and once as it ends, however many times the worker tried.
+      expect(toldAbout(faulty, 'record')).toEqual(['could not record webhook attempts; trying again', 'recording webhook attempts again']);
     }));
 });
 
