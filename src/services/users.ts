@@ -207,7 +207,8 @@ const UPDATE_USER = prepared(
     where id = $1 and (name, email) is distinct from (coalesce($2, name), coalesce($3, email))
     returning ${USER_COLUMNS}`,
 );
-const USER_AS_STORED = prepared('user_as_stored', `select ${USER_COLUMNS} from users where id = $1`);
+/** The read of one user, in the update's transaction. */
+const USER_AS_STORED = prepared('user_as_stored', USER_BY_ID.text);
 
 /** Applies `changes` to the stored user and records the change as `user.updated`, when it changes anything. */
 async function changeUser(em: EntityManager, id: string, changes: Partial<UserFields>): Promise<UserRecord> {
