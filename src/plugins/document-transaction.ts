@@ -1,12 +1,28 @@
-// A GraphQL document with several mutations runs them in one transaction, committed only when the
-// answer reports something done: a document whose second mutation is refused keeps nothing of its
-// first. Every mutation field is non-null, so such a refusal nulls the whole `data`, and a client
-// would otherwise never learn what the first one wrote (a retry then meets its own user's email as
-// taken). With an Idempotency-Key the key's transaction does the same (plugins/idempotency.ts).
-import { OperationTypeNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+// A GraphQL mutation document whose answer could report nothing done after a write runs in one
+// transaction, committed only when the answer reports something done. Every mutation field is
+// non-null, and so are the fields below it: a refusal after a write (a second mutation refused, a
+// field selected below the first that the key may not read or whose argument is refused) nulls the
+// whole `data`, and a client would otherwise never learn what was written (its retry then writes
+// again, or meets its own user's email as taken). A lone mutation selecting only what its write
+// returns cannot be refused after it, and runs without a transaction of its own (a creation is then
+// one statement). With an Idempotency-Key the key's transaction does the same (plugins/idempotency.ts).
+import {
+  Kind,
+  OperationTypeNode,
+  getNamedType,
+  isLeafType,
+  isObjectType,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
 import type { EntityManager } from '../db/orm.ts';
 import { maskError } from './error-masking.ts';
-import { rootFields } from './root-fields.ts';
+import { rootFields, type RootFields } from './root-fields.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 
 /** Whether a result reports nothing done: no root field has a value. */
@@ -19,9 +35,9 @@ export function useDocumentTransactions(base: EntityManager): ServerPlugin {
     onExecute({ args, executeFn, setExecuteFn }) {
       const context = args.contextValue;
       if (context.idempotency?.write) return;
-      const { document, operationName } = executionArgs(args);
+      const { document, operationName, schema } = executionArgs(args);
       const root = rootFields(document, operationName);
-      if (root?.operation.operation !== OperationTypeNode.MUTATION || root.fields.length < 2) return;
+      if (root?.operation.operation !== OperationTypeNode.MUTATION || !mayFailAfterWriting(schema, document, root)) return;
       setExecuteFn(async (execution: ExecutionArgs) => {
         const transaction = base.fork();
         await transaction.begin();
@@ -49,4 +65,69 @@ export function useDocumentTransactions(base: EntityManager): ServerPlugin {
       });
     },
   };
+}
+
+/** Root fields are cached per document and operation, so each is judged once. */
+const judged = new WeakMap<RootFields, boolean>();
+
+function mayFailAfterWriting(schema: GraphQLSchema, document: ExecutionArgs['document'], root: RootFields): boolean {
+  let judgement = judged.get(root);
+  if (judgement === undefined) {
+    const [only, ...others] = root.fields;
+    const mutation = schema.getMutationType();
+    const field = only && mutation?.getFields()[only.name.value];
+    judgement = others.length > 0 || !field || !readsOnlyWhatItReturns(schema, document, field, only.selectionSet);
+    judged.set(root, judgement);
+  }
+  return judgement;
+}
+
+/**
+ * Whether a selection below a mutation reads only the values its write returned, so that nothing
+ * in it can be refused once the write is done: leaf fields and exposed objects, with no argument,
+ * no scope of their own and no directive (a `@skip(if: $v)` could be refused for a null `$v`).
+ * A field with a resolver of its own, an argument or a scope (`user`, `orders(limit:)`) may fail.
+ */
+function readsOnlyWhatItReturns(
+  schema: GraphQLSchema,
+  document: ExecutionArgs['document'],
+  field: GraphQLField<unknown, unknown>,
+  selectionSet: SelectionSetNode | undefined,
+): boolean {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const plain = (candidate: GraphQLField<unknown, unknown>): boolean =>
+    candidate.args.length === 0 && !(candidate.extensions as PothosFieldExtensions).pothosOptions?.authScopes;
+  const selects = (type: GraphQLObjectType, set: SelectionSetNode, seen: ReadonlySet<string>): boolean =>
+    set.selections.every((selection) => {
+      if (selection.directives?.length) return false;
+      if (selection.kind === Kind.INLINE_FRAGMENT) return selects(type, selection.selectionSet, seen);
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = fragments.get(selection.name.value);
+        if (!fragment || seen.has(fragment.name.value)) return false;
+        return selects(type, fragment.selectionSet, new Set([...seen, fragment.name.value]));
+      }
+      if (selection.name.value === '__typename') return true;
+      const below = type.getFields()[selection.name.value];
+      if (!below || !plain(below)) return false;
+      const named = getNamedType(below.type);
+      if (isLeafType(named)) return true;
+      return (
+        isObjectType(named) &&
+        (below.extensions as PothosFieldExtensions).pothosExposedField !== undefined &&
+        selection.selectionSet !== undefined &&
+        selects(named, selection.selectionSet, seen)
+      );
+    });
+  const named = getNamedType(field.type);
+  if (isLeafType(named)) return true;
+  return isObjectType(named) && selectionSet !== undefined && selects(named, selectionSet, new Set());
+}
+
+/** What Pothos leaves on a field it built: its options (with the scopes they require) and, for `t.expose…`, the property read. */
+interface PothosFieldExtensions {
+  pothosOptions?: { authScopes?: unknown };
+  pothosExposedField?: string;
 }

@@ -245,7 +245,12 @@ export function useWholeRequestDenials(): ServerPlugin {
         const found: readonly unknown[] = result.errors ?? [];
         if (found.length === 0 || !found.every((error): error is GraphQLError => error instanceof GraphQLError)) return;
         const data: unknown = result.data;
-        const nothingRan = data == null || (typeof data === 'object' && Object.values(data).every((value) => value === null));
+        // Nothing ran when every root field is null for an error of its own: a field that was
+        // allowed and answered null (no such user) ran, and its answer stands.
+        const nothingRan =
+          data == null ||
+          (typeof data === 'object' &&
+            Object.entries(data).every(([key, value]) => value === null && found.some((error) => error.path?.[0] === key)));
         const kinds = found.map((error) => domainErrorOf(error));
         const denied = kinds.every((kind) => kind instanceof ForbiddenError || kind instanceof UnauthenticatedError);
         if (!nothingRan || !denied) return;

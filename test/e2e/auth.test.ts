@@ -145,6 +145,19 @@ describe('scopes', () => {
     expect(result.body.errors).toEqual([
       match.objectContaining({ path: ['order'], extensions: match.objectContaining({ code: 'FORBIDDEN' }) }),
     ]);
+
+    // A field that was allowed and ran answers, even when its answer is null (no such user): the
+    // request is not one of which nothing could run, and its null says "not found", not "denied".
+    const missing = await graphql(
+      '{ user(id: "usr_01m8g65eycetzaha7yd9gcs85a") { id } order(id: "ord_01jd3x5kq2f6r0w8c4n1y7s9ta") { id } }',
+      {
+        'x-api-key': readUsers,
+      },
+    );
+    expect([missing.status, missing.body.data]).toEqual([200, { user: null, order: null }]);
+    expect(missing.body.errors).toEqual([
+      match.objectContaining({ path: ['order'], extensions: match.objectContaining({ code: 'FORBIDDEN' }) }),
+    ]);
   });
 
   it('gives REST routes the scope of the field behind them', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { match } from '../support/match.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, testUserToken, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -306,5 +306,58 @@ describe('several mutations in one document', () => {
     expect(firstError(taken)).toMatchObject({ path: ['b'], extensions: { code: 'CONFLICT' } });
     const [row] = await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from users where email = ?', [email]);
     expect(row!.n).toBe(0);
+  });
+});
+
+describe('one mutation whose answer fails after its write', () => {
+  const ordersOf = async (userId: string) =>
+    (await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from orders where user_id = ?', [userId]))[0]!.n;
+
+  it('keeps nothing when a field selected below it is refused: the null answer hides no write', async () => {
+    const user = await createUser();
+    // `orders(limit: 0)` is refused as it runs, after the order is written; the non-null fields
+    // carry that null up to `data`, so the client learns nothing was done, and a retry must not
+    // meet an order it was never told of.
+    const order = await server.gql(
+      'mutation ($userId: ID!) { createOrder(input: { userId: $userId, total: 777 }) { id user { orders(limit: 0) { id } } } }',
+      { userId: user.id },
+    );
+    expect(order.body.data).toBeNull();
+    expect(firstError(order).extensions.code).toBe('BAD_USER_INPUT');
+    expect(await ordersOf(user.id)).toBe(0);
+
+    const email = `hidden-${Date.now()}@example.com`;
+    const created = await server.gql(
+      'mutation ($email: String!) { createUser(input: { name: "Hidden", email: $email }) { id orders(limit: 0) { id } } }',
+      {
+        email,
+      },
+    );
+    expect(created.body.data).toBeNull();
+    const [row] = await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from users where email = ?', [email]);
+    expect(row!.n).toBe(0);
+  });
+
+  it('keeps nothing when the key may write but not read what it selected (403, nothing done)', async () => {
+    const user = await createUser();
+    const writeOnly = await server.createKey({ scopes: ['orders:write'] });
+    const token = await testUserToken(user.id);
+    const order = await server.gql(
+      'mutation ($userId: ID!) { createOrder(input: { userId: $userId, total: 5 }) { id user { id } } }',
+      { userId: user.id },
+      { 'x-api-key': writeOnly, authorization: `Bearer ${token}` },
+    );
+    expect(order.status).toBe(403);
+    expect(order.body.data).toBeUndefined();
+    expect(await ordersOf(user.id)).toBe(0);
+
+    // Selecting only what the write itself returns, the same key writes, and the order stays.
+    const plain = await server.gql(
+      'mutation ($userId: ID!) { createOrder(input: { userId: $userId, total: 5 }) { id total } }',
+      { userId: user.id },
+      { 'x-api-key': writeOnly, authorization: `Bearer ${token}` },
+    );
+    expect(plain.body).toMatchObject({ data: { createOrder: { total: 5 } } });
+    expect(await ordersOf(user.id)).toBe(1);
   });
 });
