@@ -22,6 +22,14 @@ const TAG_BYTES = 12;
  */
 export const MAX_CURSOR_LENGTH = Math.ceil(((1 + 3 + 4 * NAME_MAX_LENGTH + 20 + TAG_BYTES) * 4) / 3);
 
+/** What a value that is no cursor of the list it was given to is told. */
+export const CURSOR_REFUSAL = 'is not a valid cursor for this list; use a cursor returned by it';
+
+/** Whether a value could be a cursor at all (checked before its signature, and by REST before a request runs). */
+export function isCursorShaped(cursor: string): boolean {
+  return cursor.length > 0 && cursor.length <= MAX_CURSOR_LENGTH && /^[A-Za-z0-9_-]+$/.test(cursor);
+}
+
 /** How each value of a position is written. */
 const Kind = {
   /** An integer from 0 to 2^48 − 1 (epoch milliseconds), in 6 bytes. */
@@ -95,8 +103,8 @@ export class CursorCodec {
 
   /** The position encoded in `cursor`; a ValidationError on `field` for anything not minted here for `scope`. */
   decode(scope: string, cursor: string, field: string): CursorValue[] {
-    const invalid = () => ValidationError.field(field, 'is not a valid cursor for this list; use a cursor returned by it');
-    if (cursor.length === 0 || cursor.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
+    const invalid = () => ValidationError.field(field, CURSOR_REFUSAL);
+    if (!isCursorShaped(cursor)) throw invalid();
     const raw = Buffer.from(cursor, 'base64url');
     if (raw.length < 1 + TAG_BYTES) throw invalid();
     const body = raw.subarray(0, raw.length - TAG_BYTES);

@@ -20,11 +20,22 @@ import { allowHeader } from '../refusals.ts';
 import { RequestProblem, problemFromGraphQLErrors, problemResponse } from './problem-details.ts';
 import { inputFor, settableFields, unexpectedBody, type Settable } from './request-body.ts';
 import { restSchema } from './rest-schema.ts';
-import { PATH_IDS, ROUTES, matchRoute, queryParameters, restMethods, restNames, routeField, routeRoot, type RestRoute } from './routes.ts';
+import {
+  PARAMETER_IDS,
+  ROUTES,
+  matchRoute,
+  queryParameters,
+  restMethods,
+  restNames,
+  routeField,
+  routeRoot,
+  type RestRoute,
+} from './routes.ts';
 import { idError } from '../services/validation.ts';
 import { isSafeMethod } from '../http/methods.ts';
 import { fieldErrorsOfCoercion } from './input-errors.ts';
-import { integerRange } from './openapi.ts';
+import { integerRange, parameterWords } from './openapi.ts';
+import { CURSOR_REFUSAL, isCursorShaped } from '../pagination/cursor.ts';
 import { requestContext } from '../request-context.ts';
 import type { ServerContext, ServerPlugin } from '../plugins/server-context.ts';
 
@@ -55,9 +66,26 @@ function queryVariables(schema: GraphQLSchema, route: RestRoute, url: URL, varia
       if (!WHOLE_NUMBER.test(value) || Number(value) < minimum || Number(value) > maximum) {
         errors.push({ field: name, message: `must be a whole number from ${minimum} to ${maximum}` });
       } else variables[arg.name] = Number(value);
-    } else variables[arg.name] = value;
+    } else {
+      const error = textError(name, value);
+      if (error) errors.push(error);
+      else variables[arg.name] = value;
+    }
   }
   return errors;
+}
+
+/**
+ * What the OpenAPI document refuses in a text parameter (an id of another kind, a word outside its
+ * list, what cannot be a cursor), said before the operation runs, so that it costs nothing of the
+ * rate limit budget. What needs the data (a cursor's signature and list) is checked as it runs.
+ */
+function textError(name: string, value: string): FieldError | undefined {
+  const kind = PARAMETER_IDS[name];
+  if (kind) return idError(kind, name, value);
+  if (name === 'cursor') return isCursorShaped(value) ? undefined : { field: name, message: CURSOR_REFUSAL };
+  const words = parameterWords(name);
+  return words && !words.includes(value) ? { field: name, message: `must be one of ${words.join(', ')}` } : undefined;
 }
 
 /** The input type a route's body is coerced to, for the ranges its errors state. */
@@ -172,7 +200,7 @@ export function useRest({ logger }: { logger: Logger }): ServerPlugin {
         // fields, then what GraphQL's coercion finds in the rest (types, required fields, null).
         const errors = queryVariables(schema!, route, url, variables);
         for (const [name, value] of Object.entries(params)) {
-          const kind = PATH_IDS[name];
+          const kind = PARAMETER_IDS[name];
           const error = kind && idError(kind, name, value);
           if (error) errors.push(error);
         }

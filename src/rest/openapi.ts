@@ -68,6 +68,12 @@ export function integerRange(inputType: string | undefined, name: string): { min
   return { ...(typeof minimum === 'number' ? { minimum } : {}), ...(typeof maximum === 'number' ? { maximum } : {}) };
 }
 
+/** The words a query parameter takes, as documented (and as errors state them), if it takes a fixed set. */
+export function parameterWords(name: string): readonly string[] | undefined {
+  const words = PARAMETER_RULES[name]?.enum;
+  return Array.isArray(words) && words.every((word) => typeof word === 'string') ? words : undefined;
+}
+
 /** The resource each input type writes, so inputs carry the resource's field rules. */
 const RESOURCE_OF_INPUT: Record<string, string> = {
   CreateUserInput: 'User',

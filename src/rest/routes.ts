@@ -292,12 +292,13 @@ export const ROUTES: readonly RestRoute[] = [
 ];
 
 /**
- * The kind of id each path parameter holds, checked before the operation runs: a malformed one is
- * refused like any other invalid parameter, costing nothing of the rate limit budget. The resolver
- * checks it again, for GraphQL.
+ * The kind of id each path or query parameter holds, checked before the operation runs: a malformed
+ * one is refused like any other invalid parameter, costing nothing of the rate limit budget. The
+ * resolver checks it again, for GraphQL.
  */
-export const PATH_IDS: Readonly<Record<string, IdKind>> = {
+export const PARAMETER_IDS: Readonly<Record<string, IdKind>> = {
   user_id: 'user',
+  after_id: 'user',
   order_id: 'order',
   event_id: 'event',
   endpoint_id: 'webhookEndpoint',

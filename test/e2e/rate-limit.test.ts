@@ -181,6 +181,20 @@ describe('one instance, counters in memory', () => {
       expect(malformed.status, path).toBe(400);
       expect(rateLimitOf(malformed).remaining, path).toBe(2);
     }
+    // Query parameters outside what the OpenAPI document allows them (its enums, id patterns and
+    // lengths), likewise.
+    const endpoint = 'wep_01jd3x5kq2f6r0w8c4n1y7s9ta';
+    for (const path of [
+      '/users?after_id=usr_x',
+      '/users?sort=colour',
+      `/users?cursor=${'a'.repeat(2000)}`,
+      `/webhook-endpoints/${endpoint}/deliveries?status=DEAD`,
+      '/events?type=order.created',
+    ]) {
+      const refused = await server.fetch(path, { headers: { 'x-api-key': key } });
+      expect(refused.status, path).toBe(400);
+      expect(rateLimitOf(refused).remaining, path).toBe(2);
+    }
     expect(rateLimitOf(await restGet(key)).remaining).toBe(1);
   });
 
