@@ -72,6 +72,15 @@ export function hostOf(url: URL): string {
   return url.hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
 }
 
+/** Characters RFC 3986 allows in a URI (unreserved, reserved and `%`), brackets only around an IPv6 host. */
+const URI_CHARACTERS = /^[A-Za-z0-9\-._~:/?#@!$&'()*+,;=%]*$/;
+
+function isRfc3986(raw: string): boolean {
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:[^/?#@]*@)?(?:\[[0-9A-Fa-f:.]+\])?/.exec(raw)?.[0] ?? '';
+  const rest = raw.slice(authority.length);
+  return URI_CHARACTERS.test(authority.replace(/[[\]]/g, '')) && URI_CHARACTERS.test(rest) && !/%(?![0-9A-Fa-f]{2})/.test(raw);
+}
+
 /** What is wrong with `raw` as a webhook URL, without looking its host up; or the parsed URL. */
 export function checkUrlForm(raw: string, policy: UrlPolicy): { refusal: string } | { url: URL } {
   if (raw.length > WEBHOOK_URL_MAX_LENGTH) return { refusal: `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters (got ${raw.length})` };
@@ -80,6 +89,14 @@ export function checkUrlForm(raw: string, policy: UrlPolicy): { refusal: string 
     url = new URL(raw);
   } catch {
     return { refusal: 'must be an absolute URL like https://example.com/webhooks' };
+  }
+  // The URL is stored and shown as sent, and the OpenAPI document calls it a URI: the WHATWG parser
+  // takes (and quietly rewrites) what RFC 3986 does not, which clients' URI types then fail to read.
+  if (!isRfc3986(raw)) {
+    return {
+      refusal:
+        'must be a URI as RFC 3986 writes it: percent-encode spaces, characters outside ASCII and | { } [ ] \\ ^ ` " < > (%20 for a space), and write host names in their ASCII form (xn--…)',
+    };
   }
   const schemes = policy.allowHttp ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {

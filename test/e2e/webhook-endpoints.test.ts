@@ -281,6 +281,35 @@ describe('the SSRF guard', () => {
     }
   });
 
+  it('refuses a URL that is no URI as RFC 3986 writes it (the document says `format: uri`), and keeps one that is as sent', async () => {
+    const key = await newKey();
+    const endpoint = await register(key);
+    for (const url of [
+      'https://93.184.216.34/a b',
+      'https://93.184.216.34/\u00f6',
+      'https://93.184.216.34/%zz',
+      'https://93.184.216.34/x?a=|',
+      'https://93.184.216.34/{x}',
+      'https://93.184.216.34\\x',
+      'https://93.184.216.34/[x]',
+    ]) {
+      const created = await rest(strict, 'POST', '/webhook-endpoints', { json: { url }, headers: { 'x-api-key': key } });
+      expect(expectProblem(created, 400, 'invalid-input', '/webhook-endpoints').errors![0]!.message, url).toMatch(/RFC 3986/);
+      const changed = await server.gql(
+        'mutation ($id: ID!, $url: String!) { updateWebhookEndpoint(id: $id, input: { url: $url }) { url } }',
+        {
+          id: endpoint.id,
+          url,
+        },
+      );
+      expect(changed.body.errors?.[0]?.extensions.code, url).toBe('BAD_USER_INPUT');
+    }
+    const encoded = await register(key, { url: 'https://93.184.216.34/a%20b/%C3%B6?x=%7C&y=%5B1%5D' });
+    expect(encoded.url).toBe('https://93.184.216.34/a%20b/%C3%B6?x=%7C&y=%5B1%5D');
+    const v6 = await register(key, { url: 'https://[2606:4700::1111]:8443/hooks' });
+    expect(v6.url).toBe('https://[2606:4700::1111]:8443/hooks');
+  });
+
   it('accepts public addresses, and in production only https', async () => {
     const key = await newKey();
     await register(key, { url: 'https://93.184.216.34/hooks?tenant=7' });
