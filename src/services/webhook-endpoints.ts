@@ -3,6 +3,7 @@
 // rotated key's successor keeps it); a key sees and manages only its own, an admin key every one,
 // and another key's endpoint is "not found" rather than "forbidden", so ids leak nothing.
 import type { WebhookConfig } from '../config.ts';
+import { LockMode } from '@mikro-orm/core';
 import { WebhookEndpoint } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import type { EntityManager } from '../db/orm.ts';
@@ -151,9 +152,9 @@ async function checkFields(settings: WebhookSettings, input: EndpointFields, cre
   return fields;
 }
 
-async function mustFind(em: EntityManager, owner: EndpointOwner, id: string): Promise<WebhookEndpoint> {
+async function mustFind(em: EntityManager, owner: EndpointOwner, id: string, lockMode?: LockMode): Promise<WebhookEndpoint> {
   requireId('webhookEndpoint', 'id', id);
-  const endpoint = await em.findOne(WebhookEndpoint, owner.admin ? { id } : { id, ownerKeyId: owner.lineageId });
+  const endpoint = await em.findOne(WebhookEndpoint, owner.admin ? { id } : { id, ownerKeyId: owner.lineageId }, { lockMode });
   if (!endpoint) throw endpointNotFound(owner, id);
   return endpoint;
 }
@@ -283,11 +284,27 @@ export async function rotateEndpointSecret(
     check.fail('overlapSeconds', `must be a whole number of seconds from 0 to ${ROTATION_OVERLAP_S.max}`);
   }
   check.done();
-  const endpoint = await mustFind(em, owner, id);
-  const secret = newSigningSecret();
-  endpoint.previousSecret = overlap > 0 ? endpoint.secret : null;
-  endpoint.previousSecretExpiresAt = overlap > 0 ? new Date(Date.now() + overlap * 1000) : null;
-  endpoint.secret = settings.box.seal(secret, id);
-  await em.flush();
-  return recordOf(endpoint, secret);
+  // One rotation at a time per endpoint: each keeps the secret the one before it made as the old
+  // one, so every secret answered signs (two at once kept the same old secret, losing one).
+  return em.transactional(async (tx) => {
+    const endpoint = await mustFind(tx, owner, id, LockMode.PESSIMISTIC_WRITE);
+    const secret = newSigningSecret();
+    // A secret sealed under an earlier WEBHOOK_SECRET_KEY cannot sign: keeping it would promise an
+    // overlap that does not exist.
+    const kept = overlap > 0 && opens(settings.box, endpoint.secret, id);
+    endpoint.previousSecret = kept ? endpoint.secret : null;
+    endpoint.previousSecretExpiresAt = kept ? new Date(Date.now() + overlap * 1000) : null;
+    endpoint.secret = settings.box.seal(secret, id);
+    await tx.flush();
+    return recordOf(endpoint, secret);
+  });
+}
+
+function opens(box: SecretBox, sealed: string, id: string): boolean {
+  try {
+    box.open(sealed, id);
+    return true;
+  } catch {
+    return false;
+  }
 }

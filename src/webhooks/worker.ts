@@ -48,7 +48,7 @@ export function leaseMs(timeoutMs: number): number {
 export class DeliveryWorker {
   readonly #deps: WorkerDependencies;
   readonly #sender: WebhookSender;
-  readonly #secrets = new Map<string, SigningKey>();
+  readonly #secrets = new Map<string, SigningKey | null>();
   #listener: Listener | undefined;
   #loop: Promise<void> | undefined;
   #stopped = false;
@@ -152,11 +152,16 @@ export class DeliveryWorker {
     }
   }
 
-  #signingKey(sealed: string, endpointId: string): SigningKey {
+  /** The key a sealed secret signs with; null when it does not open (sealed under an earlier WEBHOOK_SECRET_KEY). */
+  #signingKey(sealed: string, endpointId: string): SigningKey | null {
     let key = this.#secrets.get(sealed);
     if (key === undefined) {
       if (this.#secrets.size >= SECRET_CACHE_MAX) this.#secrets.clear();
-      key = signingKey(this.#deps.box.open(sealed, endpointId));
+      try {
+        key = signingKey(this.#deps.box.open(sealed, endpointId));
+      } catch {
+        key = null;
+      }
       this.#secrets.set(sealed, key);
     }
     return key;
@@ -166,9 +171,11 @@ export class DeliveryWorker {
   async #send(claim: ClaimedDelivery, startedAt: Date, span: Span): Promise<{ result: AttemptResult; signature: string }> {
     try {
       const body = deliveryBody(claim);
-      const keys = [claim.secret, ...(claim.previousSecret ? [claim.previousSecret] : [])].map((sealed) =>
-        this.#signingKey(sealed, claim.endpointId),
-      );
+      const current = this.#signingKey(claim.secret, claim.endpointId);
+      if (!current) throw new Error('the signing secret does not open with WEBHOOK_SECRET_KEY; rotate it');
+      // An old secret that does not open signs nothing; the current one still does.
+      const previous = claim.previousSecret ? this.#signingKey(claim.previousSecret, claim.endpointId) : null;
+      const keys = previous ? [current, previous] : [current];
       const signed = signedHeaders(keys, claim.eventId, body, Math.floor(startedAt.getTime() / 1000));
       const headers = {
         ...signed,

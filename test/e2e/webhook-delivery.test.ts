@@ -7,6 +7,7 @@ import path from 'node:path';
 import { verify as octokitVerify } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SecretBox } from '../../src/webhooks/secret-box.ts';
 import { verifyWebhookSignature } from '../../src/webhooks/verify.ts';
 import { usedCredential } from '../support/credentials.ts';
 import { runs } from '../support/long-mode.ts';
@@ -160,6 +161,24 @@ describe('a delivery', () => {
       );
       expect(() => new Webhook(secret).verify(request!.body, headers)).not.toThrow();
     }
+  });
+
+  it('goes on signing with the current secret when the old one no longer opens (the webhook key was changed)', async () => {
+    const endpoint = await register();
+    // Sealed under another WEBHOOK_SECRET_KEY: what every stored secret is after the key changes.
+    const unreadable = new SecretBox('another-webhook-secret-key-that-is-long-enough-0123').seal('whsec_old', endpoint.id);
+    await server.orm.em
+      .fork()
+      .execute(`update webhook_endpoints set previous_secret = ?, previous_secret_expires_at = now() + interval '1 hour' where id = ?`, [
+        unreadable,
+        endpoint.id,
+      ]);
+    await createUser();
+    const delivered = await settledDelivery(endpoint.id, 'user.created', 'succeeded');
+    expect(delivered.attempts).toEqual([match.objectContaining({ number: 1, statusCode: 200, error: null })]);
+    const [request] = requestsAt(endpoint.path, 'user.created');
+    expect(verifyWebhookSignature(endpoint.secret, request!.body, header(request!, 'x-portico-signature-256'))).toBe(true);
+    expect(header(request!, 'x-portico-signature-256').split(', ')).toHaveLength(1);
   });
 });
 

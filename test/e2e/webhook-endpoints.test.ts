@@ -443,6 +443,49 @@ describe('managing endpoints', () => {
     expect(JSON.stringify(server.logs)).not.toContain('whsec_');
   });
 
+  it('rotates once at a time: of two rotations at once, each secret answered signs, one as the new secret and one as the old', async () => {
+    const key = await newKey();
+    const endpoint = await register(key);
+    const rotate = () =>
+      rest<Endpoint>(server, 'POST', `/webhook-endpoints/${endpoint.id}/secrets`, {
+        json: { overlapSeconds: 3600 },
+        headers: { 'x-api-key': key },
+      });
+    const box = new SecretBox(TEST_WEBHOOK_SECRET_KEY);
+    for (let round = 0; round < 5; round++) {
+      const answers = await Promise.all([rotate(), rotate(), rotate()]);
+      expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+      const secrets = answers.map((answer) => usedCredential(answer.body.secret!));
+      const [row] = await rows<{ secret: string; previous_secret: string }>(
+        `select secret, previous_secret from webhook_endpoints where id = ?`,
+        [endpoint.id],
+      );
+      const [current, previous] = [box.open(row!.secret, endpoint.id), box.open(row!.previous_secret, endpoint.id)];
+      // One after another: the last rotation kept the one before it as the old secret.
+      expect(secrets).toContain(current);
+      expect(secrets).toContain(previous);
+      expect(current).not.toBe(previous);
+    }
+  });
+
+  it('keeps no old secret that cannot sign: after the webhook key changed, a rotation signs with the new secret alone', async () => {
+    const key = await newKey();
+    const endpoint = await register(key);
+    const unreadable = new SecretBox('another-webhook-secret-key-that-is-long-enough-0123').seal('whsec_old', endpoint.id);
+    await rows(`update webhook_endpoints set secret = ? where id = ?`, [unreadable, endpoint.id]);
+    const rotated = await rest<Endpoint>(server, 'POST', `/webhook-endpoints/${endpoint.id}/secrets`, {
+      json: { overlapSeconds: 3600 },
+      headers: { 'x-api-key': key },
+    });
+    expect(rotated.status).toBe(200);
+    usedCredential(rotated.body.secret!);
+    expect(rotated.body.previousSecretExpiresAt).toBeNull();
+    const [row] = await rows<{ previous_secret: string | null }>(`select previous_secret from webhook_endpoints where id = ?`, [
+      endpoint.id,
+    ]);
+    expect(row!.previous_secret).toBeNull();
+  });
+
   it("keeps each key to its own endpoints: another key's are not found; an admin key sees all; a rotated key keeps them", async () => {
     const owner = await newKey();
     const stranger = await newKey();
