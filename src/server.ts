@@ -24,6 +24,7 @@ import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts'
 import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
 import { logLevelOf, maskError, useErrorLocations, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
 import { useDocumentTransactions } from './plugins/document-transaction.ts';
+import { useNoStore } from './plugins/no-store.ts';
 import { useOperationNameCheck } from './plugins/operation-name.ts';
 import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
@@ -188,6 +189,7 @@ export function createApp(dependencies: AppDependencies): App {
     plugins: chainHooks(
       [
         closingAnswers,
+        useNoStore(),
         useUrlLimit(),
         useOptions(config.graphiql),
         useGraphiQLAssets(config.graphiql),

@@ -50,6 +50,28 @@ describe('GraphQL over HTTP', () => {
   });
 });
 
+describe('caching', () => {
+  it("forbids storing any answer to a key (it is that key's), on both faces, found or not; the public assets stay cacheable", async () => {
+    const answers = await Promise.all([
+      server.fetch(`/graphql?query=${encodeURIComponent('{ users(first: 1) { pageInfo { hasNextPage } } }')}`),
+      server.gql('{ __typename }').then((response) => response),
+      server.fetch('/users'),
+      server.fetch('/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m'),
+      server.fetch('/users', { headers: { 'x-api-key': '' } }),
+    ]);
+    expect(answers.map((answer) => [answer.status, answer.headers.get('cache-control')])).toEqual([
+      [200, 'no-store'],
+      [200, 'no-store'],
+      [200, 'no-store'],
+      [404, 'no-store'],
+      [401, 'no-store'],
+    ]);
+    const page = await fetch(`${server.url}/graphql`, { headers: { accept: 'text/html' } });
+    const asset = /(?:src|href)="(\/graphiql\/assets\/[^"]+)"/.exec(await page.text())![1]!;
+    expect((await fetch(`${server.url}${asset}`)).headers.get('cache-control')).toBe('public, max-age=86400');
+  });
+});
+
 describe('request ids', () => {
   it('echoes a well-formed X-Request-Id and logs the request under it', async () => {
     const response = await fetch(`${server.url}/health`, { headers: { 'x-request-id': 'client-trace.42' } });
