@@ -14,7 +14,8 @@ const ANSWERED_IN = ['application/graphql-response+json', 'application/json', 't
 /** Whether an Accept header allows one of ANSWERED_IN (a missing header allows anything). */
 function acceptsAnswer(accept: string | null): boolean {
   // Every client that asks for an answer at all asks for one of these; parsing is for the rest.
-  if (accept === null || ((accept.includes('json') || accept.includes('*/*')) && !accept.includes('charset'))) return true;
+  if (accept === null || ((accept.includes('json') || accept.includes('*/*')) && !accept.includes('charset') && !accept.includes('q=')))
+    return true;
   return accept.split(',').some((range) => {
     const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
     if (parameters.some((parameter) => /^q=0(\.0*)?$/.test(parameter))) return false;
@@ -24,12 +25,37 @@ function acceptsAnswer(accept: string | null): boolean {
   });
 }
 
+/** An Accept range's weight (RFC 9110 §12.4.2): its q parameter, 1 without one. */
+function weightOf(range: string): number {
+  const q = /;\s*q=([01](?:\.\d{0,3})?)\s*(?:;|$)/i.exec(range)?.[1];
+  return q === undefined ? 1 : Number(q);
+}
+
+/**
+ * Accept's ranges in the order of preference its q-values give (the higher first, in the order sent
+ * among equals), leaving out those of q=0, which are not acceptable. Yoga takes the first range it
+ * answers in by position alone, so `application/json;q=0.5, application/graphql-response+json` got
+ * JSON, and a type refused with q=0 could still be chosen.
+ */
+function byPreference(accept: string): string {
+  return accept
+    .split(',')
+    .map((range, position) => ({ range: range.trim(), weight: weightOf(range), position }))
+    .filter(({ weight }) => weight > 0)
+    .sort((a, b) => b.weight - a.weight || a.position - b.position)
+    .map(({ range }) => range)
+    .join(', ');
+}
+
 export function useGraphQLMediaTypes(): ServerPlugin {
   return {
-    // Media types compare without regard to letter case, and may have spaces before their parameters
-    // (RFC 9110 §8.3.1); yoga picks its parser by the exact text (`application/json` or
-    // `application/json;…`), so `APPLICATION/JSON` was 415. The type is written as yoga reads it.
+    // Accept is put in the order of its q-values (byPreference). Media types compare without regard
+    // to letter case, and may have spaces before their parameters (RFC 9110 §8.3.1); yoga picks its
+    // parser by the exact text (`application/json` or `application/json;…`), so `APPLICATION/JSON`
+    // was 415. The type is written as yoga reads it.
     onRequest({ request }) {
+      const accept = request.headers.get('accept');
+      if (accept?.includes('q=')) request.headers.set('accept', byPreference(accept));
       const sent = request.headers.get('content-type');
       if (sent === null) return;
       const end = sent.indexOf(';');

@@ -48,6 +48,22 @@ describe('GraphQL over HTTP', () => {
     expect(response.status).toBe(200);
     expect(response.body.errors![0]!.extensions.code).toBe('BAD_USER_INPUT');
   });
+
+  it.each([
+    // q=0 is "not acceptable" (RFC 9110 §12.5.1), wherever it stands.
+    ['application/graphql-response+json;q=0, application/json', 200, 'application/json'],
+    // The higher q wins, whatever the order.
+    ['application/json;q=0.5, application/graphql-response+json', 400, 'application/graphql-response+json'],
+    ['application/graphql-response+json;q=0.2, application/json;q=0.9', 200, 'application/json'],
+    ['application/json;q=0, application/graphql-response+json;q=0', 406, 'application/json'],
+  ])('answers Accept: %s by its q-values (%i, %s)', async (accept, status, type) => {
+    const response = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { accept, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ nope }' }),
+    });
+    expect([response.status, response.headers.get('content-type')?.split(';')[0]]).toEqual([status, type]);
+  });
 });
 
 describe('caching', () => {
