@@ -194,7 +194,7 @@ export function createApp(dependencies: AppDependencies): App {
         useOptions(config.graphiql),
         useGraphiQLAssets(config.graphiql),
         useServiceIndex(VERSION),
-        useOpenApiDocument(VERSION, config.publicUrl),
+        useOpenApiDocument(VERSION, config.publicUrl, config.trustProxy),
         useApiDocs(),
         // Everything below needs a key; the endpoints above, and GraphiQL's page, are public.
         useApiKeys({

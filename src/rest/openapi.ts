@@ -1,6 +1,8 @@
 // The OpenAPI 3.1 document of the REST facade, derived from the route table and the REST view of the
 // GraphQL schema: resource schemas come from the GraphQL types (through SOFA's converter), and the
 // HTTP contract the adapter adds (statuses, Location, Problem Details, media types) is described here.
+import { networkMatcher } from '../net/cidr.ts';
+import { forwardedOrigin } from '../net/forwarded-origin.ts';
 import { MAX_CURSOR_LENGTH } from '../pagination/cursor.ts';
 import { servesRead } from '../refusals.ts';
 import { buildSchemaObjectFromType } from 'sofa-api';
@@ -634,15 +636,17 @@ const SERVER_URL_SLOT = 'https://server.invalid';
  * entry is PUBLIC_URL, or else the address the document was fetched from, so that tools reading it
  * by URL can call the API from the document alone.
  */
-export function useOpenApiDocument(version: string, publicUrl: string | undefined): ServerPlugin {
+export function useOpenApiDocument(version: string, publicUrl: string | undefined, trustProxy: readonly string[]): ServerPlugin {
+  const isTrustedProxy = networkMatcher(trustProxy);
   let body = '';
   return {
     onSchemaChange({ schema }) {
       body = JSON.stringify(buildOpenApiDocument(assertSchema(schema), version, publicUrl ?? SERVER_URL_SLOT));
     },
-    onRequest({ request, url, endResponse, fetchAPI }) {
+    onRequest({ request, url, serverContext, endResponse, fetchAPI }) {
       if (url.pathname !== OPENAPI_PATH || !servesRead(request, endResponse)) return;
-      const served = publicUrl ? body : body.replace(JSON.stringify(SERVER_URL_SLOT), JSON.stringify(url.origin));
+      const origin = publicUrl ? undefined : forwardedOrigin(url, serverContext.req, isTrustedProxy);
+      const served = origin === undefined ? body : body.replace(JSON.stringify(SERVER_URL_SLOT), JSON.stringify(origin));
       endResponse(
         new fetchAPI.Response(request.method === 'HEAD' ? null : served, {
           // Public and credential-free: browser-based editors may load it by URL from any origin.

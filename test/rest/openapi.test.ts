@@ -122,6 +122,24 @@ describe('the checked-in document', () => {
     }
   });
 
+  it('names the address a trusted proxy says it was fetched from, and believes no one else', async () => {
+    const forwarded = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
+    const serverOf = async (url: string) =>
+      ((await (await fetch(`${url}/openapi.json`, { headers: forwarded })).json()) as { servers: { url: string }[] }).servers[0]!.url;
+    expect(await serverOf(server.url)).toBe(server.url);
+    const behindProxy = await startTestServer({ trustProxy: ['127.0.0.0/8', '::1/128'] }, { sharing: server });
+    try {
+      expect(await serverOf(behindProxy.url)).toBe('https://api.example.com');
+      // RFC 7239's Forwarded says the same.
+      const standard = await fetch(`${behindProxy.url}/openapi.json`, {
+        headers: { forwarded: 'for=192.0.2.60;proto=https;host="api.example.com:8443"' },
+      });
+      expect(((await standard.json()) as { servers: { url: string }[] }).servers[0]!.url).toBe('https://api.example.com:8443');
+    } finally {
+      await behindProxy.close();
+    }
+  });
+
   it('is a valid OpenAPI document for swagger-parser', async () => {
     const validated = await SwaggerParser.validate(structuredClone(doc) as never);
     expect(validated).toMatchObject({ openapi: '3.1.0' });
