@@ -70,10 +70,14 @@ try {
   stop = () => db.close();
   const sql = await sqlOf(db.orm);
   const webhooks = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
-  // Stopped in reverse order of starting, then the database.
+  // The API and the worker stop together first: the API stops taking requests at once, whatever
+  // webhook attempts the worker waits for (each may take WEBHOOK_TIMEOUT_MS), and the load balancer
+  // sees it go. Then the rest in reverse order of starting, then the database.
+  const serving: (() => Promise<void>)[] = [];
   const parts: (() => Promise<void>)[] = [];
   stop = async () => {
     logger.info('shutting down');
+    await Promise.all(serving.map((part) => part()));
     for (const part of parts.reverse()) await part();
     await db.close();
     if (config.tracing) await (await import('./telemetry/tracing.ts')).stopTracing();
@@ -101,7 +105,7 @@ try {
     parts.push(() => metricsServer.close());
     logger.info({ metricsPort: metricsServer.port }, `metrics on http://${config.host}:${metricsServer.port}${METRICS_PATH}`);
   }
-  if (role !== 'worker') parts.push(await startApi(config, logger, db, sql, webhooks, metrics));
+  if (role !== 'worker') serving.push(await startApi(config, logger, db, sql, webhooks, metrics));
   if (role !== 'api') {
     const worker = new DeliveryWorker({
       sql,
@@ -113,7 +117,7 @@ try {
       listen: (onNotify) => listen(db.url, DELIVERIES_CHANNEL, onNotify, logger, { bounds: db.bounds }),
     });
     await worker.start();
-    parts.push(() => worker.stop());
+    serving.push(() => worker.stop());
     logger.info({ concurrency: config.webhooks.delivery.concurrency }, 'webhook worker started');
   }
   await collectStartupGarbage();

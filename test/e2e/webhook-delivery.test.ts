@@ -16,7 +16,7 @@ import { startReceiver, type Answer, type Receiver, type Received } from '../sup
 import { localWebhooks, startDeliveryRig, type DeliveryRig } from '../support/delivery-rig.ts';
 import { expectProblem, rest, type User } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { startServiceProcess } from '../support/service-process.ts';
+import { startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
 import { TEST_DELIVERY, startTestWorker, type TestWorker } from '../support/worker.ts';
 import { startTcpProxy, type Fault, type TcpProxy } from '../support/tcp-proxy.ts';
@@ -471,6 +471,15 @@ describe('an outcome that cannot be recorded at once', () => {
 });
 
 describe('running it', () => {
+  /** The service process spoken to directly, with the suite's key (the two share the database). */
+  const direct = (service: ServiceProcess, isolated: TestServer): Client => ({
+    fetch: (route, init = {}) =>
+      fetch(`${service.url}${route}`, {
+        ...init,
+        headers: { 'x-api-key': isolated.apiKey, ...(init.headers as Record<string, string>) },
+      }),
+  });
+
   it('the service started as `npm start` does (API and worker in one process) delivers webhooks', () =>
     apart(async (isolated, own, dataDir) => {
       const service = await startServiceProcess(isolated.databaseUrl, dataDir, '', {
@@ -478,21 +487,41 @@ describe('running it', () => {
         env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1' },
       });
       try {
-        // Spoken to directly, with the suite's key (the two share the database).
-        const direct: Client = {
-          fetch: (route, init = {}) =>
-            fetch(`${service.url}${route}`, {
-              ...init,
-              headers: { 'x-api-key': isolated.apiKey, ...(init.headers as Record<string, string>) },
-            }),
-        };
-        const endpoint = await register(direct, own, ['USER_CREATED']);
-        await createUser(direct);
+        const endpoint = await register(direct(service, isolated), own, ['USER_CREATED']);
+        await createUser(direct(service, isolated));
         await eventually(() => requestsAt(endpoint.path, 'user.created', own).length === 1, 'the delivery', 10_000);
       } finally {
         service.stop();
         expect(await service.exited).toBe(0);
       }
+    }));
+
+  it('stops taking requests at once on SIGTERM while a webhook attempt is under way, and lets the attempt finish', () =>
+    apart(async (isolated, own, dataDir) => {
+      let release = () => {};
+      const released = new Promise<void>((resolve) => (release = resolve));
+      own.answer = (request) =>
+        header(request, 'x-portico-event-type') === 'user.created' ? { until: released, status: 200 } : { status: 200 };
+      // Attempts may take far longer than the test waits for the API to stop.
+      const service = await startServiceProcess(isolated.databaseUrl, dataDir, '', {
+        role: 'all',
+        env: { WEBHOOK_ALLOWED_HOSTS: '127.0.0.1', WEBHOOK_TIMEOUT_MS: '120000' },
+      });
+      const endpoint = await register(direct(service, isolated), own, ['USER_CREATED']);
+      await createUser(direct(service, isolated));
+      await eventually(() => requestsAt(endpoint.path, 'user.created', own).length === 1, 'the attempt to start', 10_000);
+      service.stop();
+      const ready = () =>
+        fetch(`${service.url}/ready`).then(
+          (response) => response.status,
+          () => 'refused',
+        );
+      await eventually(async () => (await ready()) !== 200, 'the API to stop serving while the attempt waits', 10_000);
+      release();
+      expect(await service.exited).toBe(0);
+      // The attempt the stopping worker waited for was recorded.
+      await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
+      expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
     }));
 });
 
