@@ -262,7 +262,13 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 }
 
 /** A server URL with one of the given schemes; it may hold a password, so the value is never echoed. */
-function serverUrl(env: Env, name: string, schemes: readonly [string, string], example: string): string | undefined {
+function serverUrl(
+  env: Env,
+  name: string,
+  schemes: readonly [string, string],
+  example: string,
+  { numberedDatabase = false }: { numberedDatabase?: boolean } = {},
+): string | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
   let url: URL;
@@ -273,6 +279,18 @@ function serverUrl(env: Env, name: string, schemes: readonly [string, string], e
   }
   if (!schemes.includes(url.protocol.slice(0, -1))) {
     throw new ConfigError(`${name} must start with ${schemes[0]}:// or ${schemes[1]}:// (got "${url.protocol}//").`);
+  }
+  // The client decodes them only as it connects, where a bad escape is an error with a stack.
+  for (const part of [url.username, url.password]) {
+    try {
+      decodeURIComponent(part);
+    } catch {
+      throw new ConfigError(`${name} has a malformed %-escape in its user name or password; write a % itself as %25.`);
+    }
+  }
+  // The client would send `SELECT NaN`, refused with a stack trace.
+  if (numberedDatabase && !/^\/?\d*$/.test(url.pathname)) {
+    throw new ConfigError(`${name}'s database must be a number (the /0 of ${schemes[0]}://host:6379/0), not "${url.pathname.slice(1)}".`);
   }
   return raw;
 }
@@ -451,7 +469,7 @@ export function loadConfig(env: Env = process.env): Config {
       max: integer(env, 'RATE_LIMIT', 600, 1, RATE_LIMIT_MAX),
       unidentifiedMax: integer(env, 'RATE_LIMIT_UNIDENTIFIED', 60, 1, 1_000_000_000),
       windowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 100, 86_400_000),
-      redisUrl: serverUrl(env, 'REDIS_URL', ['redis', 'rediss'], 'redis://[:password@]host:6379[/db]'),
+      redisUrl: serverUrl(env, 'REDIS_URL', ['redis', 'rediss'], 'redis://[:password@]host:6379[/db]', { numberedDatabase: true }),
     },
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 15_000, 100, 600_000),
     corsOrigins: originList(env, 'CORS_ORIGINS'),

@@ -58,9 +58,12 @@ export class FailOpenCounter {
   }
 
   /** The store could not be reached at start: an outage from the start, with the line that says so. */
-  unreachableAtStart(): void {
+  unreachableAtStart(reason: unknown): void {
     this.#outageBegins(() =>
-      this.#logger.error('rate limit store (REDIS_URL) unreachable at start; requests go through unmetered until it is reachable'),
+      this.#logger.error(
+        { err: reason },
+        'rate limit store (REDIS_URL) unreachable at start; requests go through unmetered until it is reachable',
+      ),
     );
   }
 

@@ -321,6 +321,35 @@ describe.skipIf(SKIP_REDIS)('several instances sharing Redis', () => {
     );
   });
 
+  it('refuses to start when this Redis refuses the password, naming REDIS_URL and never the password', async () => {
+    const guarded = await startTestRedis({ password: 'open-sesame-0123456789' });
+    const config = (password: string) => ({
+      max: 1,
+      unidentifiedMax: 1,
+      windowMs: WINDOW_MS,
+      redisUrl: guarded.url.replace('redis://', `redis://:${password}@`),
+    });
+    try {
+      const refused: unknown = await openRateLimitCounter(config('wrong-password-0123'), createLogger('silent')).catch(
+        (error: unknown) => error,
+      );
+      expect(refused).toMatchObject({
+        name: 'StartupError',
+        message: match.stringMatching(/^REDIS_URL's password .*is refused by this Redis/),
+      });
+      expect(String((refused as Error).message)).not.toContain('wrong-password');
+      // The right one counts.
+      const counter = await openRateLimitCounter(config('open-sesame-0123456789'), createLogger('silent'));
+      try {
+        expect(counter.stats.degraded).toBe(false);
+      } finally {
+        await counter.close();
+      }
+    } finally {
+      await guarded.stop();
+    }
+  });
+
   it('lets exactly the limit through when 200 requests race across two instances', async () => {
     // Both instances were connected before they served: nothing went through unmetered.
     expect([...first.logs, ...second.logs].filter((line) => String(line.msg).startsWith('rate limit store'))).toEqual([]);

@@ -38,7 +38,8 @@ function answers(port: number): Promise<boolean> {
       socket.write('PING\r\n');
       socket.once('data', (data) => {
         socket.destroy();
-        resolve(data.toString().startsWith('+PONG'));
+        // A Redis that asks for a password answers too.
+        resolve(/^(\+PONG|-NOAUTH)/.test(data.toString()));
       });
     });
     socket.once('error', () => resolve(false));
@@ -53,7 +54,8 @@ async function until(condition: () => Promise<boolean>, what: string, timeoutMs 
   }
 }
 
-export async function startTestRedis(): Promise<TestRedis> {
+/** A throw-away redis-server on a free port; with `password`, it asks for that password (`requirepass`). */
+export async function startTestRedis({ password }: { password?: string } = {}): Promise<TestRedis> {
   if (!REDIS_SERVER_PATH) {
     throw new Error("No redis-server found: install Debian's redis-server package or set REDIS_SERVER_PATH.");
   }
@@ -64,9 +66,14 @@ export async function startTestRedis(): Promise<TestRedis> {
 
   const start = async () => {
     // Nothing on disk: the server is thrown away with the test.
-    child = spawn(binary, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const guard = password === undefined ? [] : ['--requirepass', password];
+    child = spawn(
+      binary,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no', ...guard],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     let running = true;
