@@ -142,7 +142,6 @@ async function startApi(
   const cursors = new CursorCodec(await resolveSecret(config.cursorSecret, config.dataDir, 'cursor-secret'));
   const pepper = await resolveSecret(config.apiKeyPepper, config.dataDir, 'api-key-pepper');
   const apiKeys = new ApiKeyVerifier(() => db.orm.em.fork(), pepper, { ttlMs: config.apiKeyCacheMs, maxEntries: 10_000 });
-  const firstKey = config.production ? undefined : await createFirstDevelopmentKey(db.orm.em.fork(), pepper);
   await apiKeys.start();
   // A key another instance (or the keys CLI) creates, rotates or revokes reaches this one at once.
   const keyChanges = await listen(db.url, API_KEYS_CHANNEL, (payload) => apiKeys.keysChanged(payload), logger, { bounds: db.bounds });
@@ -180,6 +179,8 @@ async function startApi(
   }
   const shown = address.address === '0.0.0.0' || address.address === '::' ? 'localhost' : address.address;
   logger.info({ port: address.port }, `listening on http://${shown}:${address.port}/graphql`);
+  // Made once the service listens: a start that fails before would make a key it never shows.
+  const firstKey = config.production ? undefined : await createFirstDevelopmentKey(db.orm.em.fork(), pepper);
   if (firstKey) printFirstKey(firstKey.secret, `http://localhost:${address.port}`);
   return async () => {
     logger.info('draining requests');

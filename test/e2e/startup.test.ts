@@ -340,6 +340,17 @@ describe('start failures', { timeout: 60_000 }, () => {
       expect(line).toContain('PORT');
       // PostgreSQL deletes postmaster.pid as it shuts down; the run waits for that before exiting.
       expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
+      // The first development key was not made by the start that failed: the next one shows it.
+      expect(run.stderr).not.toMatch(/pk_test_/);
+      const free = await freePort();
+      const next = startProcess({ DATA_DIR: dataDir, PORT: String(free) });
+      try {
+        await waitUntilListening(next);
+        await waitFor(() => /pk_test_[0-9A-Za-z]{33}/.exec(next.stderr)?.[0], 10_000, 'the first key on stderr');
+      } finally {
+        next.child.kill('SIGTERM');
+        await next.exited;
+      }
     } finally {
       await new Promise((resolve) => blocker.close(resolve));
     }
