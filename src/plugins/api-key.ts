@@ -17,17 +17,26 @@ import type { ServerPlugin } from './server-context.ts';
 
 const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs are logged and cached; send the x-api-key header"';
 
+/** Query parameters that carry a credential by their name (RFC 6750's `access_token` among them): their values are never logged. */
+const SECRET_PARAMETERS = new Set(['access_token', 'token', 'id_token', 'refresh_token', 'client_secret', 'password', 'secret']);
+/** A JWT (three base64url parts, the first a JSON header) or a webhook signing secret, wherever it stands. */
+const TOKENS_IN_TEXT = /eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*|whsec_(?:[A-Za-z0-9+/=]|%2[BbFf]|%3[Dd])+/g;
+const REDACTED = encodeURIComponent('[redacted]');
+
 /**
  * A request URL fit for logs: an `api_key` query value is masked, and so is anything shaped like a
- * key elsewhere (in the path, in another parameter), where a client put one by mistake. Names are
- * compared decoded, as URLSearchParams reads them to find the key (`api%5Fkey` is `api_key` too).
+ * key elsewhere (in the path, in another parameter), where a client put one by mistake; so are the
+ * values of parameters named for a credential (`access_token`, `password` …), and user tokens and
+ * signing secrets by their shape. Names are compared decoded, as URLSearchParams reads them to find
+ * the key (`api%5Fkey` is `api_key` too).
  */
 export function scrubbedUrl(url: string): string {
-  const scrubbed = maskedApiKeyParameter(url);
-  return scrubbed.includes('pk_') ? scrubbed.replace(KEYS_IN_TEXT, (key) => encodeURIComponent(maskKeySecret(key))) : scrubbed;
+  let scrubbed = maskedParameters(url);
+  if (scrubbed.includes('pk_')) scrubbed = scrubbed.replace(KEYS_IN_TEXT, (key) => encodeURIComponent(maskKeySecret(key)));
+  return scrubbed.includes('eyJ') || scrubbed.includes('whsec_') ? scrubbed.replace(TOKENS_IN_TEXT, REDACTED) : scrubbed;
 }
 
-function maskedApiKeyParameter(url: string): string {
+function maskedParameters(url: string): string {
   const query = url.indexOf('?');
   if (query < 0) return url;
   const fragment = url.indexOf('#', query);
@@ -37,9 +46,14 @@ function maskedApiKeyParameter(url: string): string {
   for (let i = 0; i < parameters.length; i++) {
     const parameter = parameters[i]!;
     const equals = parameter.indexOf('=');
-    if (equals < 0 || decodeComponent(parameter.slice(0, equals).replaceAll('+', ' ')) !== 'api_key') continue;
-    const value = decodeComponent(parameter.slice(equals + 1).replaceAll('+', ' '));
-    parameters[i] = `${parameter.slice(0, equals + 1)}${encodeURIComponent(maskKeySecret(value))}`;
+    if (equals < 0) continue;
+    const name = decodeComponent(parameter.slice(0, equals).replaceAll('+', ' '));
+    if (name === 'api_key') {
+      const value = decodeComponent(parameter.slice(equals + 1).replaceAll('+', ' '));
+      parameters[i] = `${parameter.slice(0, equals + 1)}${encodeURIComponent(maskKeySecret(value))}`;
+    } else if (SECRET_PARAMETERS.has(name)) {
+      parameters[i] = `${parameter.slice(0, equals + 1)}${REDACTED}`;
+    } else continue;
     masked = true;
   }
   return masked ? `${url.slice(0, query + 1)}${parameters.join('&')}${url.slice(end)}` : url;

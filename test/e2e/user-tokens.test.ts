@@ -117,6 +117,17 @@ describe('tokens that do not verify', () => {
   });
 });
 
+describe('a token sent in the URL', () => {
+  it('is never logged: the request line shows it redacted (RFC 6750 access_token)', async () => {
+    const token = await sign(alice);
+    await fetch(`${server.url}/graphql?query=${encodeURIComponent('{ __typename }')}&access_token=${token}`, {
+      headers: { 'x-api-key': appKey },
+    });
+    const lines = server.logs.filter((line) => typeof line.url === 'string' && line.url.includes('access_token='));
+    expect(lines.map((line) => line.url)).toEqual([expect.stringContaining('access_token=%5Bredacted%5D')]);
+  });
+});
+
 describe("a user's own data", () => {
   it('may be changed and read with that user’s token', async () => {
     const token = await sign(alice);
