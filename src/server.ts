@@ -109,6 +109,8 @@ export function createApp(dependencies: AppDependencies): App {
   const deliveries = new DeliveryNotifier(sql, logger);
   const unidentified = { counter: rateLimits, limit: config.rateLimit.unidentifiedMax, windowMs: config.rateLimit.windowMs, metrics };
   let draining = false;
+  /** Set when the shutdown grace is over and the connections of requests still running are closed. */
+  let cutting = false;
   /**
    * While shutting down, every answer says `Connection: close`: a client sending request after
    * request on a kept-alive connection has each one answered, then goes elsewhere, where closing its
@@ -284,7 +286,7 @@ export function createApp(dependencies: AppDependencies): App {
         metrics.httpInFlight.inc();
         res.once('close', () => {
           metrics.httpInFlight.dec();
-          metrics.requestEnded(context, res.statusCode, (performance.now() - started) / 1000);
+          metrics.requestEnded(context, res.headersSent ? res.statusCode : undefined, (performance.now() - started) / 1000);
         });
       }
       // Logged once when the response is sent, or when the client went away before it was.
@@ -297,10 +299,14 @@ export function createApp(dependencies: AppDependencies): App {
             traceId: context.traceId,
             method: req.method,
             url: scrubbedUrl(req.url ?? ''),
-            status: res.statusCode,
+            // Node's statusCode is 200 until an answer sets it: one never sent has none.
+            status: res.headersSent ? res.statusCode : null,
             durationMs,
           };
-          logger.info(res.writableFinished ? line : { ...line, clientClosed: true }, 'request');
+          logger.info(
+            res.writableFinished ? line : { ...line, ...(cutting ? { cutAtShutdown: true } : { clientClosed: true }) },
+            'request',
+          );
         });
       }
       if (wrongTarget !== undefined) {
@@ -346,6 +352,7 @@ export function createApp(dependencies: AppDependencies): App {
       try {
         if ((await Promise.race([closed, grace])) === 'timeout') {
           logger.warn({ graceMs: config.shutdownGraceMs }, 'requests still running after the grace period; closing their connections');
+          cutting = true;
           server.closeAllConnections();
           await closed;
         }

@@ -215,10 +215,15 @@ export class Metrics {
   }
 
   /** A request ended (answered, or abandoned by its client): counted once, by what it turned out to be. */
-  requestEnded(labels: { face?: Face; operation?: string; statementTimedOut?: boolean }, status: number, seconds: number): void {
+  /** A request's end; `status` undefined when no answer was sent (the client went away first, or the shutdown cut it). */
+  requestEnded(
+    labels: { face?: Face; operation?: string; statementTimedOut?: boolean },
+    status: number | undefined,
+    seconds: number,
+  ): void {
     const face = labels.face ?? 'other';
     const operation = labels.operation ?? 'none';
-    this.httpRequests.inc({ face, operation, status_class: `${Math.floor(status / 100)}xx` });
+    this.httpRequests.inc({ face, operation, status_class: status === undefined ? 'none' : `${Math.floor(status / 100)}xx` });
     this.httpDuration.observe({ face, operation }, seconds);
     if (labels.statementTimedOut) this.dbStatementTimeouts.inc();
   }

@@ -1,7 +1,9 @@
 import http from 'node:http';
+import net from 'node:net';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { match } from '../support/match.ts';
+import { eventually } from '../support/steady-load.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -232,6 +234,32 @@ describe('shutting down', () => {
     } finally {
       agent.destroy();
     }
+  });
+
+  it('logs and counts a request cut at the end of the grace as unanswered, never as a 200', async () => {
+    const stopping = await startTestServer({
+      shutdownGraceMs: 200,
+      metrics: { port: undefined, token: 'metrics-token-that-is-long-enough-0123456789' },
+    });
+    const { port } = new URL(stopping.url);
+    // A body that never finishes arriving: the request runs until the grace ends.
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.on('error', () => {});
+    socket.write(
+      `POST /graphql HTTP/1.1\r\nHost: x\r\nx-api-key: ${stopping.apiKey}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"query":`,
+    );
+    await eventually(
+      () => stopping.metrics.httpInFlight.get().then((value) => value.values[0]?.value === 1),
+      'the request to be under way',
+      5_000,
+    );
+    await stopping.close();
+    socket.destroy();
+    const line = stopping.logs.find((entry) => entry.msg === 'request' && entry.method === 'POST');
+    expect(line).toMatchObject({ status: null, cutAtShutdown: true });
+    const exposition = await stopping.metrics.exposition();
+    expect(exposition.body).toMatch(/portico_http_requests_total\{[^}]*status_class="none"[^}]*\} 1/);
   });
 });
 
