@@ -7,11 +7,13 @@
 import { commandLine, refuseFlagsNotTaken, usageError, withDatabase } from './command-line.ts';
 import { ApiKey, DELIVERY_STATES } from '../db/entities/index.ts';
 import { sqlOf } from '../db/sql.ts';
-import { listDeliveries, resendDeadDeliveries, resendDelivery } from '../services/webhook-deliveries.ts';
+import { isoOf } from '../db/records.ts';
+import { listDeliveries, resendDeadDeliveries, resendDelivery, type DeliveryRecord } from '../services/webhook-deliveries.ts';
 import { NotFoundError } from '../errors.ts';
 import { CursorCodec } from '../pagination/cursor.ts';
 import { resolveSecret } from '../secrets.ts';
 import {
+  ROTATION_OVERLAP_S,
   createEndpoint,
   deleteEndpoint,
   endpointResource,
@@ -86,6 +88,10 @@ if (command === 'create' && (!values.key || !values.url)) fail('create needs --k
 if (values.enable && values.disable) fail('give --enable or --disable, not both');
 const overlapMs = parseDuration(values.overlap ?? '24h');
 if (overlapMs === undefined) fail('--overlap takes a duration like 0s, 15m, 24h or 7d');
+// The service's own refusal counts in seconds, which this flag does not.
+if (overlapMs % 1000 !== 0 || overlapMs > ROTATION_OVERLAP_S.max * 1000) {
+  fail(`--overlap must be a duration from 0s to ${ROTATION_OVERLAP_S.max / 86_400}d in whole seconds (got ${values.overlap})`);
+}
 
 /** The flag each field the service checks comes from, for errors. */
 const FLAG_OF: Record<string, string> = {
@@ -104,6 +110,18 @@ const line = (endpoint: EndpointRecord) =>
 const print = (json: unknown, text: string) =>
   process.stdout.write(values.json === true ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
 const SHOWN_ONCE = 'This is the only time the signing secret is shown; store it now.';
+
+/** A delivery as the API answers it: instants in ISO 8601, not the epoch milliseconds it is read as. */
+function answered(delivery: DeliveryRecord): object {
+  const at = (instant: number | null) => (instant === null ? null : isoOf(instant));
+  return {
+    ...delivery,
+    nextAttemptAt: at(delivery.nextAttemptAt),
+    createdAt: isoOf(delivery.createdAt),
+    finishedAt: at(delivery.finishedAt),
+    attempts: delivery.attempts.map((attempt) => ({ ...attempt, startedAt: isoOf(attempt.startedAt) })),
+  };
+}
 
 await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
   const sql = await sqlOf(db.orm);
@@ -157,11 +175,14 @@ await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
       (d) =>
         `${d.eventId}  ${d.eventType.padEnd(13)}  ${d.status.padEnd(9)}  ${d.attempts.length} attempts  ${when(d.finishedAt ?? d.nextAttemptAt)}  ${d.attempts.at(-1)?.error ?? ''}`,
     );
-    if (page.nextCursor) text.push('(the newest 100; page further through the API)');
-    print(page.items, text.length === 0 ? 'no deliveries' : text.join('\n'));
+    const more = '(the newest 100; page further through the API)';
+    if (page.nextCursor) text.push(more);
+    // With --json the list stays what a machine parses; the note goes beside it.
+    if (page.nextCursor && values.json === true) process.stderr.write(`${more}\n`);
+    print(page.items.map(answered), text.length === 0 ? 'no deliveries' : text.join('\n'));
   } else if (command === 'resend') {
     const delivery = await resendDelivery(em, sql, operator, id!, eventId!);
-    print(delivery, `queued ${delivery.eventId} for ${id} again`);
+    print(answered(delivery), `queued ${delivery.eventId} for ${id} again`);
   } else if (command === 'resend-dead') {
     const queued = await resendDeadDeliveries(em, sql, operator, id!, window);
     print({ queued }, `queued ${queued} dead deliveries of ${id} again`);

@@ -6,6 +6,9 @@ import { match } from '../support/match.ts';
 import { jwtVerify } from 'jose';
 import pg from 'pg';
 
+/** An instant as the API writes it: ISO 8601 in UTC with milliseconds. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
 const drops: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await Promise.all(drops.splice(0).map((drop) => drop()));
@@ -314,6 +317,8 @@ describe('npm run webhooks', () => {
     expect(dead.code, dead.stderr).toBe(0);
     const [deadPing] = JSON.parse(dead.stdout) as { eventId: string; eventType: string; status: string }[];
     expect(deadPing).toMatchObject({ eventType: 'ping', status: 'dead' });
+    // Instants as every face writes them (ISO 8601), as the API answers them.
+    expect(deadPing).toMatchObject({ createdAt: match.stringMatching(ISO_INSTANT), finishedAt: match.stringMatching(ISO_INSTANT) });
     expect(JSON.parse((await webhooks('resend-dead', endpoint.id, '--json')).stdout)).toEqual({ queued: 1 });
     const resent = await webhooks('resend', endpoint.id, deadPing!.eventId, '--json');
     expect([resent.code, (JSON.parse(resent.stdout) as { status: string }).status]).toEqual([0, 'pending']);
@@ -432,7 +437,11 @@ describe('every command explains itself', () => {
     expect([negative.code, negative.stderr.split('\n')[0]]).toEqual([2, '--rate-limit must be a whole number from 1 to 1000000000']);
     expect(negative.stderr).toContain('usage: npm run keys');
     const overlap = await run('src/cli/webhooks.ts', ['rotate', 'wep_01jd3x3b8vfb9s1p4t4p6q2k7m', '--overlap', '8d'], database.url);
-    expect([overlap.code, overlap.stderr.split('\n')[0]]).toEqual([2, match.stringMatching(/^--overlap must be/)]);
+    // Said in the flag's own terms (a duration), not the API's seconds.
+    expect([overlap.code, overlap.stderr.split('\n')[0]]).toEqual([
+      2,
+      '--overlap must be a duration from 0s to 7d in whole seconds (got 8d)',
+    ]);
     const usage = await run('src/cli/keys.ts', ['usage', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m'], database.url);
     expect([usage.code, usage.stderr]).toEqual([1, 'No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m.\n']);
   });
