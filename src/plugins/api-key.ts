@@ -120,6 +120,8 @@ export function useApiKeys(options: {
       const queryKey = url.searchParams.get('api_key');
       const secret = headerKey ?? queryKey;
       if (!secret) return unidentified(401, 'An API key is required: send it in the x-api-key header.');
+      // Node joins a header sent twice with ", "; no key holds a comma.
+      if (headerKey?.includes(',')) return unidentified(401, 'Send one API key: x-api-key came more than once.');
       if (headerKey === null) {
         const clean = new URL(url);
         clean.searchParams.delete('api_key');

@@ -112,7 +112,8 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   limit: 'How many items a page holds.',
   page: 'Numbered paging (1-based): the response carries totals. Cannot be combined with `after_id` or `cursor`.',
   after_id: 'Keyset paging: the users created after this one, ordered by id. `pagination.nextCursor` is the `after_id` of the next page.',
-  cursor: 'Cursor paging (the default style): `pagination.nextCursor` (or `nextCursor`) of the previous page, used with the same `sort`.',
+  cursor:
+    'Cursor paging (the default style): `pagination.nextCursor` (or `nextCursor`) of the previous page, with the same `sort` where the list takes one.',
   sort: 'Order of the list; the id breaks ties. A leading `-` sorts descending.',
 };
 
@@ -650,7 +651,12 @@ export function useOpenApiDocument(version: string, publicUrl: string | undefine
       endResponse(
         new fetchAPI.Response(request.method === 'HEAD' ? null : served, {
           // Public and credential-free: browser-based editors may load it by URL from any origin.
-          headers: { 'content-type': 'application/json; charset=utf-8', 'access-control-allow-origin': '*' },
+          // HEAD says the length GET would send (RFC 9110 §9.3.2), which a body-less answer does not by itself.
+          headers: {
+            'content-type': 'application/json; charset=utf-8',
+            'content-length': String(Buffer.byteLength(served)),
+            'access-control-allow-origin': '*',
+          },
         }),
       );
     },

@@ -1,4 +1,5 @@
 // API keys over real HTTP, on both faces: who may call at all (401), and what a valid key may do (403).
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { usageOfApiKey } from '../../src/services/api-key-usage.ts';
 import { revokeApiKey, rotateApiKey } from '../../src/services/api-keys.ts';
@@ -72,6 +73,20 @@ describe('without a valid key', () => {
       'https://portico.dev/problems/unauthenticated',
     ]);
     expect(rest.headers.get('www-authenticate')).toContain('x-api-key');
+  });
+
+  it('two keys in one request get a 401 that says so, whichever they are', async () => {
+    // Node joins a header sent twice with ", ", which no key holds.
+    const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.get(`${server.url}/users`, { headers: { 'x-api-key': [server.apiKey, server.apiKey] } }, (response) => {
+        let text = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, body: text }));
+      });
+      request.on('error', reject);
+    });
+    expect(status).toBe(401);
+    expect((JSON.parse(body) as { detail: string }).detail).toBe('Send one API key: x-api-key came more than once.');
   });
 
   it('a revoked or expired key gets 401', async () => {

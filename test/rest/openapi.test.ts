@@ -108,7 +108,11 @@ describe('the checked-in document', () => {
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
-    const served = (await response.json()) as Document & { servers: { url: string }[] };
+    const text = await response.text();
+    const served = JSON.parse(text) as Document & { servers: { url: string }[] };
+    // HEAD: the same headers, the length of what GET sends included.
+    const head = await fetch(`${server.url}/openapi.json`, { method: 'HEAD' });
+    expect([head.status, head.headers.get('content-length')]).toEqual([200, String(Buffer.byteLength(text))]);
     expect(served.servers).toEqual([{ url: server.url, description: 'This service' }]);
     // The checked-in copy names the default address, so it stays the same wherever it is printed.
     expect({ ...served, servers: (doc as Document & { servers: unknown }).servers }).toEqual(doc);
