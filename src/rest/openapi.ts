@@ -55,6 +55,8 @@ const FIELD_RULES: Record<string, Json> = {
   'Event.type': { enum: [...EVENT_TYPE_NAMES, PING], example: 'order.created' },
   'WebhookEndpoint.id': { pattern: idPattern('webhookEndpoint'), example: EXAMPLE_ENDPOINT_ID },
   'WebhookEndpoint.url': { format: 'uri', maxLength: WEBHOOK_URL_MAX_LENGTH, example: 'https://example.com/webhooks/portico' },
+  // Every type is `null`, never an empty list (which would receive nothing).
+  'WebhookEndpoint.events': { minItems: 1 },
   'WebhookEndpoint.description': { maxLength: DESCRIPTION_MAX_LENGTH, example: 'Order fulfilment' },
   'WebhookEndpoint.secret': { pattern: '^whsec_[A-Za-z0-9+/]{43}=$' },
   'WebhookDelivery.eventId': { pattern: idPattern('event'), example: EXAMPLE_EVENT_ID },

@@ -213,6 +213,13 @@ describe('what tools learn from the document', () => {
       type: ['string', 'null'],
     });
   });
+
+  it('refuses an empty list of event types, as the service does (null is every type)', () => {
+    for (const name of ['CreateWebhookEndpointBody', 'UpdateWebhookEndpointBody', 'WebhookEndpoint']) {
+      const events = (doc.components.schemas[name] as { properties: Record<string, Json> }).properties.events;
+      expect(events, name).toMatchObject({ type: ['array', 'null'], minItems: 1 });
+    }
+  });
 });
 
 describe('the documented routes', () => {
