@@ -376,7 +376,9 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
   if (['createUser', 'replaceUser', 'updateUser', 'createWebhookEndpoint'].includes(route.operationId)) kinds.push('conflict');
   if (!isSafeMethod(route.method)) kinds.push('idempotency-key-in-flight', 'idempotency-key-reused');
-  if (route.body) kinds.push('payload-too-large', 'unsupported-media-type');
+  // A write without a body of its own is refused one over the limit all the same, before it is read.
+  if (!isSafeMethod(route.method)) kinds.push('payload-too-large');
+  if (route.body) kinds.push('unsupported-media-type');
   kinds.push('uri-too-long', 'quota-exceeded', 'internal', 'unavailable');
   return kinds;
 }

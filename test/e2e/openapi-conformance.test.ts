@@ -95,6 +95,8 @@ describe('every REST answer is what the OpenAPI document says it is', () => {
     expect((await conforming('POST', '/users', { json: { name: 'x' } })).status).toBe(400);
     expect((await conforming('POST', '/users', { json: { name: 'Again', email: 'åsa@bücher.example' } })).status).toBe(409);
     expect((await conforming('GET', '/users', { headers: { 'x-api-key': '' } })).status).toBe(401);
+    // A write with no body of its own is refused a body over the limit, as documented.
+    expect((await conforming('DELETE', `/users/${user}`, { json: { padding: 'x'.repeat(70_000) } })).status).toBe(413);
     expect((await conforming('DELETE', `/users/${user}`)).status).toBe(204);
   });
 
