@@ -24,7 +24,6 @@ import { renderGraphiQL, useGraphiQLAssets } from './plugins/graphiql-assets.ts'
 import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
 import { logLevelOf, maskError, useErrorLocations, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
 import { useDocumentTransactions } from './plugins/document-transaction.ts';
-import { useNoStore } from './plugins/no-store.ts';
 import { useOperationNameCheck } from './plugins/operation-name.ts';
 import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
@@ -191,7 +190,6 @@ export function createApp(dependencies: AppDependencies): App {
     plugins: chainHooks(
       [
         closingAnswers,
-        useNoStore(),
         useUrlLimit(),
         useOptions(config.graphiql),
         useGraphiQLAssets(config.graphiql),
@@ -273,6 +271,11 @@ export function createApp(dependencies: AppDependencies): App {
       const requestId = requestIdFrom(req.headers['x-request-id']);
       const started = performance.now();
       res.setHeader('x-request-id', requestId);
+      // Every answer belongs to the key that asked for it. A shared cache may store a 200 or a 404 it
+      // is told nothing about (RFC 9111 §4.2.2), and `x-api-key` is not `Authorization`, whose answers
+      // caches keep to themselves; so each answer forbids storing unless it says otherwise (the public
+      // GraphiQL assets, kept a day: headers an answer sets win over these).
+      res.setHeader('cache-control', 'no-store');
       if (draining) res.setHeader('connection', 'close');
       const wrongTarget = targetProblem(req);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.
