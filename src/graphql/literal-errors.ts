@@ -27,15 +27,21 @@ function holderOf(document: DocumentNode, target: ASTNode): string | undefined {
 
 /**
  * graphql-js's own refusals of a literal of a built-in scalar or an enum (its ValuesOfCorrectType
- * rule: `Int cannot represent non-integer value: "x"`), which name no field either.
+ * rule: `Int cannot represent non-integer value: "x"`, `Value "x" does not exist in "EventType"
+ * enum.`, `Expected value of type "String!", found null.`), which name no field either.
  */
-const BUILT_IN_REFUSAL = /^(?:\w+ cannot represent |Enum "\w+" cannot represent )/;
+const BUILT_IN_REFUSAL =
+  /^(?:\w+ cannot represent |Enum "\w+" cannot represent |Value ".*" does not exist in "\w+" enum|Expected value of type ".+", found )/;
+
+/** The same rule's refusal of an input object missing a field it requires, which names that field in its text. */
+const MISSING_FIELD = /^Field "\w+\.(\w+)" of required type ".+" was not provided\.$/;
 
 /** A scalar's refusal of a literal, worded and listed as an input error of the field that held it. */
 export function namedLiteralError(error: GraphQLError, document: DocumentNode): GraphQLError {
-  if (error.extensions?.[INVALID_LITERAL] !== true && !BUILT_IN_REFUSAL.test(error.message)) return error;
+  const missing = MISSING_FIELD.exec(error.message)?.[1];
+  if (error.extensions?.[INVALID_LITERAL] !== true && !BUILT_IN_REFUSAL.test(error.message) && missing === undefined) return error;
   const { [INVALID_LITERAL]: _marker, ...extensions } = error.extensions ?? {};
-  const field = error.nodes?.[0] && holderOf(document, error.nodes[0]);
+  const field = missing ?? (error.nodes?.[0] && holderOf(document, error.nodes[0]));
   return new GraphQLError(field ? `${field}: ${error.message}` : error.message, {
     nodes: error.nodes,
     source: error.source,

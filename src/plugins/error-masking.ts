@@ -123,7 +123,8 @@ function asRequestError(error: GraphQLError): GraphQLError {
         ? notWellFormed(error.extensions.http)
         : (error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined));
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
-  const limit = ARMOR_REJECTION.exec(error.message)?.[1];
+  const rejected = LIMIT_REJECTION.exec(error.message);
+  const limit = rejected?.[1] ?? rejected?.[2];
   const status: unknown = typeof http === 'object' && http !== null ? Reflect.get(http, 'status') : undefined;
   const kind: ProblemKind = limit
     ? 'query-too-complex'
@@ -160,7 +161,9 @@ const OPERATION_RESOLUTION_FAILURE = 'OPERATION_RESOLUTION_FAILURE';
 /** Statuses yoga itself refuses requests with (CSRF prevention, body size, a mutation sent with GET) besides plain input errors. */
 const YOGA_REFUSALS = ['forbidden', 'payload-too-large', 'method-not-allowed'] as const satisfies readonly ProblemKind[];
 
-const ARMOR_REJECTION = /^Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)$/;
+// graphql-js's own bound on introspection (lists of types within types …) is such a limit too.
+const LIMIT_REJECTION =
+  /^(?:Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)|(Maximum introspection depth exceeded))$/;
 
 /**
  * Validation errors bypass masking in yoga; this gives them the same code as every other input error,

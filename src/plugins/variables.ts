@@ -1,7 +1,18 @@
 // Variables are coerced once, by graphql-js, before anything runs: a request whose variables do not
 // fit their types is refused with GraphQL's standard messages (graphql-jit, which runs the document,
 // words them its own way), and the limits weigh the values execution will see.
-import { getOperationAST, getVariableValues, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
+import {
+  GraphQLError,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  getOperationAST,
+  getVariableValues,
+  visit,
+  type ArgumentNode,
+  type DocumentNode,
+  type GraphQLSchema,
+} from 'graphql';
 import { maskError } from './error-masking.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 
@@ -38,9 +49,40 @@ export function coercedVariables(args: ExecutionInput): Coerced {
     return done.result;
   }
   const operation = getOperationAST(args.document, args.operationName);
-  const result = getVariableValues(args.schema, operation?.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
+  const coerced = getVariableValues(args.schema, operation?.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
+  const result = coerced.errors ? coerced : nullConditions(args.document, coerced.coerced);
   coercions.set(key, { for: { schema: args.schema, document: args.document, operationName: args.operationName }, result });
   return result;
+}
+
+/** Each document's `@skip(if: $v)` and `@include(if: $v)` arguments, found once (documents are cached by yoga). */
+const conditionsOf = new WeakMap<DocumentNode, readonly ArgumentNode[]>();
+
+/**
+ * A nullable Boolean variable with a default may stand where `if: Boolean!` is asked; sent as null,
+ * graphql-js refuses it (the spec's CoerceArgumentValues), where graphql-jit, which runs the document,
+ * would quietly read null as false (`@skip`) or true (`@include`) and leave the field out either way.
+ */
+function nullConditions(document: DocumentNode, coerced: Record<string, unknown>): Coerced {
+  let conditions = conditionsOf.get(document);
+  if (conditions === undefined) {
+    const found: ArgumentNode[] = [];
+    visit(document, {
+      Directive(node) {
+        if (node.name.value !== GraphQLSkipDirective.name && node.name.value !== GraphQLIncludeDirective.name) return;
+        const condition = node.arguments?.find((argument) => argument.name.value === 'if' && argument.value.kind === Kind.VARIABLE);
+        if (condition) found.push(condition);
+      },
+    });
+    conditionsOf.set(document, (conditions = found));
+  }
+  const refused = conditions.filter((condition) => condition.value.kind === Kind.VARIABLE && coerced[condition.value.name.value] === null);
+  if (refused.length === 0) return { coerced };
+  return {
+    errors: refused.map(
+      (condition) => new GraphQLError('Argument "if" of non-null type "Boolean!" must not be null.', { nodes: [condition] }),
+    ),
+  };
 }
 
 export function useVariableCoercion(): ServerPlugin {

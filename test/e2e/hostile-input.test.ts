@@ -408,7 +408,10 @@ describe('GraphQL requests that cannot run', () => {
     });
     const text = await response.text();
     expect(text).not.toMatch(NO_INTERNALS);
-    return { status: response.status, body: JSON.parse(text) as { errors: { message: string; extensions: { code: string } }[] } };
+    return {
+      status: response.status,
+      body: JSON.parse(text) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] },
+    };
   };
 
   it('refuses a value nested deeper than the parser can follow as too complex, not an internal error', async () => {
@@ -487,6 +490,46 @@ describe('GraphQL requests that cannot run', () => {
     expect([status, error!.extensions.code]).toEqual([400, 'BAD_USER_INPUT']);
     expect(error!.message).toMatch(/^total: Int cannot represent/);
     expect(error!.extensions.errors).toEqual([{ field: 'total', message: match.stringMatching(/^Int cannot represent/) }]);
+
+    // An enum value that does not exist, a null where a value is needed, a field left out.
+    for (const [literal, field, message] of [
+      ['{ events(type: user_created) { pageInfo { hasNextPage } } }', 'type', /^Value "user_created" does not exist in "EventType" enum/],
+      [
+        'mutation { createUser(input: { name: null, email: "a@example.com" }) { id } }',
+        'name',
+        /^Expected value of type "String!", found null/,
+      ],
+      [
+        'mutation { createUser(input: { name: "A" }) { id } }',
+        'email',
+        /^Field "CreateUserInput.email" of required type "String!" was not provided/,
+      ],
+    ] as const) {
+      const refused = await graphqlAnswer('/graphql', { method: 'POST', body: JSON.stringify({ query: literal }) });
+      const [first] = refused.body.errors as { message: string; extensions: { code: string; errors?: unknown } }[];
+      expect([refused.status, first!.extensions.code, first!.message.startsWith(`${field}: `)], literal).toEqual([
+        400,
+        'BAD_USER_INPUT',
+        true,
+      ]);
+      expect(first!.extensions.errors, literal).toEqual([{ field, message: match.stringMatching(message) }]);
+    }
+  });
+
+  it('refuses a null condition for @skip or @include rather than leaving the field out (a nullable variable with a default)', async () => {
+    for (const directive of ['skip', 'include']) {
+      const query = `query ($s: Boolean = false) { a: __typename b: __typename @${directive}(if: $s) }`;
+      const refused = await graphqlAnswer('/graphql', { method: 'POST', body: JSON.stringify({ query, variables: { s: null } }) });
+      const [error] = refused.body.errors as { message: string; extensions: { code: string } }[];
+      expect([refused.status, refused.body.data, error!.extensions.code, error!.message], directive).toEqual([
+        400,
+        undefined,
+        'BAD_USER_INPUT',
+        'Argument "if" of non-null type "Boolean!" must not be null.',
+      ]);
+      const given = await graphqlAnswer('/graphql', { method: 'POST', body: JSON.stringify({ query, variables: { s: true } }) });
+      expect(given.body.data, directive).toEqual(directive === 'skip' ? { a: 'Query' } : { a: 'Query', b: 'Query' });
+    }
   });
 
   it('refuses a DateTime written in the document that is not an instant naming its field, where it is', async () => {

@@ -76,6 +76,13 @@ describe('shape limits', () => {
     const fields = Array.from({ length: 150 }, () => 'id').join(' ');
     await expectRefused(`{ user(id: "${USER}") { ${fields} } }`, /^Token limit of 120 exceeded\.$/);
   });
+
+  it("introspection: nested past graphql-js's own bound, it is refused as a limit too", async () => {
+    await expectRefused(
+      '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }',
+      /^Maximum introspection depth exceeded$/,
+    );
+  });
 });
 
 describe('cost', () => {
