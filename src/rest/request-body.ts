@@ -104,7 +104,10 @@ export async function inputFor(
 ): Promise<{ input: Record<string, unknown>; errors: FieldError[] }> {
   const body = route.body!;
   const bytes = await readBody(request);
-  if (body.optional && bytes.byteLength === 0) return { input: inputFrom({}, body.fromPath, params), errors: [] };
+  // An optional body of JSON whitespace alone holds no value: as absent as an empty one.
+  if (body.optional && bytes.every((byte) => byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d)) {
+    return { input: inputFrom({}, body.fromPath, params), errors: [] };
+  }
   const contentType = request.headers.get('content-type');
   const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
   const unsupported = (detail: string, headers: Record<string, string> = {}) =>

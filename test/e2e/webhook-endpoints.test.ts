@@ -428,6 +428,15 @@ describe('managing endpoints', () => {
     const again = await rest<Endpoint>(server, 'POST', `/webhook-endpoints/${endpoint.id}/secrets`, { headers: { 'x-api-key': key } });
     usedCredential(again.body.secret!);
     expect(Date.parse(again.body.previousSecretExpiresAt!) - Date.now()).toBeGreaterThan(86_000_000);
+    // A body of whitespace alone holds no value: the same as none.
+    const blank = await server.fetch(`/webhook-endpoints/${endpoint.id}/secrets`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: ' \n',
+    });
+    const blankAnswer = (await blank.json()) as Endpoint;
+    usedCredential(blankAnswer.secret!);
+    expect([blank.status, Date.parse(blankAnswer.previousSecretExpiresAt!) - Date.now() > 86_000_000]).toEqual([200, true]);
     const immediate = await server.gql<{ rotateWebhookEndpointSecret: Endpoint }>(
       'mutation($id: ID!) { rotateWebhookEndpointSecret(id: $id, input: { overlapSeconds: 0 }) { secret previousSecretExpiresAt } }',
       { id: endpoint.id },
