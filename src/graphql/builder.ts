@@ -51,6 +51,7 @@ export const builder = new SchemaBuilder<{
     // Global ids are the TypeIDs themselves (global-id.ts): no client's ids change.
     encodeGlobalID,
     decodeGlobalID,
+    idFieldOptions: { description: 'Its id, the same everywhere (`usr_…`, `ord_…`).' },
     nodeTypeOptions: {
       description:
         'An object with a global id, for clients that cache and refetch by id (Relay): a User or an Order. The id is the one it has everywhere (`usr_…`, `ord_…`).',
@@ -68,12 +69,21 @@ export const builder = new SchemaBuilder<{
         return resolveNodes(args.ids);
       },
     },
-    edgesFieldOptions: { nullable: { list: false, items: false } },
-    nodeFieldOptions: { nullable: false },
+    edgesFieldOptions: { nullable: { list: false, items: false }, description: 'The items of this page, in order, each with its cursor.' },
+    nodeFieldOptions: { nullable: false, description: 'The item.' },
+    cursorFieldOptions: { description: 'Opaque and signed: pass it as `after` (or `before`) to page on from this item.' },
+    pageInfoFieldOptions: { description: 'Where this page stands in the list.' },
+    pageInfoTypeOptions: { description: 'Where a page of a Relay connection stands in its list.' },
+    hasNextPageFieldOptions: { description: 'Whether items follow this page.' },
+    hasPreviousPageFieldOptions: { description: 'Whether items come before this page.' },
+    startCursorFieldOptions: { description: "The first item's cursor (for `before`); null on an empty page." },
+    endCursorFieldOptions: { description: "The last item's cursor (for `after`); null on an empty page." },
   },
 });
 
-builder.queryType({});
+builder.queryType({
+  description: "Reads: users and their orders, the event feed, webhook endpoints and their deliveries, and the calling key's rate limit.",
+});
 builder.mutationType({
   description:
     'Writes. Send an `Idempotency-Key` header (1 to 255 printable ASCII characters, a new value per write) to make a retry safe: ' +

@@ -1,5 +1,14 @@
 import fs from 'node:fs/promises';
-import { buildSchema, printType, type GraphQLObjectType } from 'graphql';
+import {
+  buildSchema,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  isScalarType,
+  isSpecifiedScalarType,
+  printType,
+  type GraphQLObjectType,
+} from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { SCHEMA_FILE, printedSchema } from '../../src/graphql/print.ts';
 import { schema } from '../../src/graphql/schema.ts';
@@ -14,6 +23,19 @@ describe('schema', () => {
     for (const words of ['Idempotency-Key', 'Idempotent-Replayed', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_FLIGHT']) {
       expect(description).toContain(words);
     }
+  });
+
+  it('describes every type and every field, for the tools that show them (arguments are described in their field)', () => {
+    const undescribed: string[] = [];
+    for (const type of Object.values(schema.getTypeMap())) {
+      if (type.name.startsWith('__') || (isScalarType(type) && isSpecifiedScalarType(type))) continue;
+      if (!type.description) undescribed.push(type.name);
+      if (isObjectType(type) || isInterfaceType(type) || isInputObjectType(type)) {
+        const fields: readonly { name: string; description?: string | null }[] = Object.values(type.getFields());
+        for (const field of fields) if (!field.description) undescribed.push(`${type.name}.${field.name}`);
+      }
+    }
+    expect(undescribed).toEqual([]);
   });
 
   it('keeps the specified fields exactly, with their nullability', () => {

@@ -21,7 +21,7 @@ const EventRef = builder.objectRef<EventRecord>('Event').implement({
   fields: (t) => ({
     id: t.exposeID('id', { description: "Opaque, prefixed `evt_`; the receivers' deduplication key." }),
     type: t.exposeString('type', { description: `One of ${TYPES} (and \`${PING}\` in webhooks only).` }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the change was made.' }),
     data: t.expose('data', {
       type: 'JSON',
       description: '`{ "object": … }`: the resource as REST\'s GET shows it; for `user.deleted`, the user as it was.',
@@ -29,7 +29,10 @@ const EventRef = builder.objectRef<EventRecord>('Event').implement({
   }),
 });
 
-const EventConnection = builder.connectionObject({ type: EventRef, name: 'EventConnection' });
+const EventConnection = builder.connectionObject(
+  { type: EventRef, name: 'EventConnection', description: 'A page of the feed, oldest first (a Relay connection).' },
+  { description: 'An event on the page, with its cursor.' },
+);
 
 const FEED = `Events oldest first (newest last): a transaction's events appear once every transaction that began before it has ended, so paging with \`after\` sees each event exactly once. At the end of the feed keep the last cursor and ask again later for what follows.`;
 
@@ -58,8 +61,9 @@ interface EventList {
 }
 
 const EventListRef = builder.objectRef<EventList>('EventList').implement({
+  description: 'A page of the feed, oldest first.',
   fields: (t) => ({
-    items: t.expose('items', { type: [EventRef] }),
+    items: t.expose('items', { type: [EventRef], description: 'The events of the page, oldest first.' }),
     nextCursor: t.exposeString('nextCursor', {
       nullable: true,
       description:

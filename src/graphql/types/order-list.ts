@@ -4,8 +4,9 @@ import { builder } from '../builder.ts';
 import { OrderRef } from './order.ts';
 
 const OrderListRef = builder.objectRef<OrderPage>('OrderList').implement({
+  description: "A page of a user's orders, newest first.",
   fields: (t) => ({
-    items: t.expose('items', { type: [OrderRef] }),
+    items: t.expose('items', { type: [OrderRef], description: 'The orders of the page, newest first.' }),
     nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page; null at the end.' }),
   }),
 });

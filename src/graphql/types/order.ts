@@ -38,11 +38,12 @@ export const OrderRef = builder.node(builder.objectRef<OrderRecord>('Order'), {
   fields: (t) => ({
     total: t.exposeInt('total', { description: 'Amount in minor currency units (e.g. cents), 0 or more.' }),
     status: t.exposeString('status', { description: `One of ${STATUSES}.` }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the order was placed.' }),
     userId: t.exposeID('userId', { description: 'Id of the user who placed the order.' }),
     user: t.field({
       authScopes: { scope: 'users:read' },
       type: UserRef,
+      description: 'The user who placed the order.',
       resolve: async (order, _args, ctx) => {
         const user = await ctx.loaders.userById.load(order.userId);
         if (!user) throw new NotFoundError(`No user has the id ${order.userId}.`);
@@ -95,8 +96,9 @@ builder.queryField('orders', (t) =>
 );
 
 const CreateOrderInput = builder.inputType('CreateOrderInput', {
+  description: 'A new order.',
   fields: (t) => ({
-    userId: t.id({ required: true }),
+    userId: t.id({ required: true, description: 'The id of the user placing it (`usr_…`).' }),
     total: t.int({ required: true, description: 'Minor currency units, 0 or more.' }),
     status: t.string({ description: `One of ${STATUSES}; default \`pending\`.` }),
   }),
@@ -106,6 +108,7 @@ builder.mutationField('createOrder', (t) =>
   t.field({
     authScopes: (_root, args) => ({ $all: { scope: 'orders:write', actsFor: String(args.input.userId) } }),
     type: OrderRef,
+    description: 'Places an order for the user; NOT_FOUND if the user does not exist.',
     args: { input: t.arg({ type: CreateOrderInput, required: true }) },
     resolve: (_root, args, ctx) => createOrder(ctx.statements(), { ...args.input, userId: String(args.input.userId) }),
   }),

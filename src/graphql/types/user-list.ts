@@ -11,10 +11,10 @@ type Cursor = Extract<UserListPagination, { style: 'cursor' }>;
 const OffsetPagination = builder.objectRef<Offset>('OffsetPagination').implement({
   description: 'Where a numbered page sits in the whole list.',
   fields: (t) => ({
-    page: t.exposeInt('page'),
-    limit: t.exposeInt('limit'),
+    page: t.exposeInt('page', { description: 'This page, from 1.' }),
+    limit: t.exposeInt('limit', { description: 'Users per page.' }),
     total: t.exposeInt('total', { description: 'Users in the whole list.' }),
-    totalPages: t.exposeInt('totalPages'),
+    totalPages: t.exposeInt('totalPages', { description: 'Pages in the whole list at this size.' }),
   }),
 });
 
@@ -25,19 +25,21 @@ const CursorPagination = builder.objectRef<Cursor>('CursorPagination').implement
       nullable: true,
       description: 'What to pass for the next page: the next cursor, or after an id-keyed page the next id; null at the end.',
     }),
-    hasMore: t.exposeBoolean('hasMore'),
+    hasMore: t.exposeBoolean('hasMore', { description: 'Whether users follow this page.' }),
   }),
 });
 
 const Pagination = builder.unionType('UserListPagination', {
+  description: 'Numbered pages with totals (`OffsetPagination`), or the way to the next page (`CursorPagination`).',
   types: [OffsetPagination, CursorPagination],
   resolveType: (pagination) => (pagination.style === 'offset' ? OffsetPagination : CursorPagination),
 });
 
 const UserListRef = builder.objectRef<UserList>('UserList').implement({
+  description: 'A page of users, in the paging style the arguments chose.',
   fields: (t) => ({
-    data: t.expose('data', { type: [UserRef] }),
-    pagination: t.expose('pagination', { type: Pagination }),
+    data: t.expose('data', { type: [UserRef], description: 'The users of the page.' }),
+    pagination: t.expose('pagination', { type: Pagination, description: 'Where the page sits, and how to get the next.' }),
   }),
 });
 

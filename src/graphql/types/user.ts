@@ -1,6 +1,6 @@
 import type { UserRecord } from '../../db/records.ts';
 import { createUser, deleteUser, findUser, listUsers, replaceUser, updateUser } from '../../services/users.ts';
-import { PAGE_SIZE } from '../../services/limits.ts';
+import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, PAGE_SIZE } from '../../services/limits.ts';
 import { assertObjectType, type GraphQLResolveInfo } from 'graphql';
 import { actsForEveryone, requireScope } from '../acts-for.ts';
 import { builder } from '../builder.ts';
@@ -19,12 +19,18 @@ export const UserRef = builder.node(builder.objectRef<UserRecord>('User'), {
   fields: (t) => ({
     name: t.exposeString('name', { description: '1 to 200 characters.' }),
     email: t.exposeString('email', { description: 'Unique, compared case-insensitively.' }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the user was created.' }),
+    updatedAt: t.expose('updatedAt', {
+      type: 'DateTime',
+      description: 'When a value of the user last changed (an update that changes nothing keeps it).',
+    }),
   }),
 });
 
-const UserConnection = builder.connectionObject({ type: UserRef, name: 'UserConnection' });
+const UserConnection = builder.connectionObject(
+  { type: UserRef, name: 'UserConnection', description: 'A page of users in creation order (a Relay connection).' },
+  { description: 'A user on the page, with its cursor.' },
+);
 
 /**
  * The page size of `edges { node { orders(limit) } }` when the page's users' orders may be fetched
@@ -74,34 +80,41 @@ builder.queryFields((t) => ({
   }),
 }));
 
+const NAME = `1 to ${NAME_MAX_LENGTH} characters once trimmed.`;
+const EMAIL = `An address like ada@example.com, at most ${EMAIL_MAX_LENGTH} characters; unique, compared case-insensitively.`;
+
 const CreateUserInput = builder.inputType('CreateUserInput', {
-  fields: (t) => ({ name: t.string({ required: true }), email: t.string({ required: true }) }),
+  description: 'A new user.',
+  fields: (t) => ({ name: t.string({ required: true, description: NAME }), email: t.string({ required: true, description: EMAIL }) }),
 });
 const ReplaceUserInput = builder.inputType('ReplaceUserInput', {
   description: 'Every writable field; the stored user is replaced by these values.',
-  fields: (t) => ({ name: t.string({ required: true }), email: t.string({ required: true }) }),
+  fields: (t) => ({ name: t.string({ required: true, description: NAME }), email: t.string({ required: true, description: EMAIL }) }),
 });
 const UpdateUserInput = builder.inputType('UpdateUserInput', {
   description: 'Only the fields given change; null is not allowed for any of them.',
-  fields: (t) => ({ name: t.string(), email: t.string() }),
+  fields: (t) => ({ name: t.string({ description: NAME }), email: t.string({ description: EMAIL }) }),
 });
 
 builder.mutationFields((t) => ({
   createUser: t.field({
     authScopes: { scope: 'users:write' },
     type: UserRef,
+    description: 'Creates a user; CONFLICT if the email is taken.',
     args: { input: t.arg({ type: CreateUserInput, required: true }) },
     resolve: (_root, args, ctx) => createUser(ctx.statements(), args.input),
   }),
   replaceUser: t.field({
     authScopes: (_root, args) => ({ $all: { scope: 'users:write', actsFor: String(args.id) } }),
     type: UserRef,
+    description: 'Replaces every writable field of the user; NOT_FOUND if there is none, CONFLICT if the email is taken.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: ReplaceUserInput, required: true }) },
     resolve: (_root, args, ctx) => replaceUser(ctx.em(), String(args.id), args.input),
   }),
   updateUser: t.field({
     authScopes: (_root, args) => ({ $all: { scope: 'users:write', actsFor: String(args.id) } }),
     type: UserRef,
+    description: 'Changes the fields given; NOT_FOUND if there is no such user, CONFLICT if the email is taken.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateUserInput, required: true }) },
     resolve: (_root, args, ctx) => updateUser(ctx.em(), String(args.id), args.input),
   }),

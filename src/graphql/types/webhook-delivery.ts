@@ -20,8 +20,8 @@ const WebhookAttemptRef = builder.objectRef<AttemptRecord>('WebhookAttempt').imp
     number: t.exposeInt('number', {
       description: 'Counts every attempt of the delivery, re-sends included; sent as `X-Portico-Delivery-Attempt`.',
     }),
-    startedAt: t.expose('startedAt', { type: 'DateTime' }),
-    durationMs: t.exposeInt('durationMs'),
+    startedAt: t.expose('startedAt', { type: 'DateTime', description: 'When the attempt began.' }),
+    durationMs: t.exposeInt('durationMs', { description: 'How long it took, in milliseconds, until the answer or the failure.' }),
     statusCode: t.exposeInt('statusCode', { nullable: true, description: "The receiver's HTTP status; null when none came." }),
     error: t.exposeString('error', {
       nullable: true,
@@ -35,26 +35,32 @@ const WebhookAttemptRef = builder.objectRef<AttemptRecord>('WebhookAttempt').imp
 const WebhookDeliveryRef = builder.objectRef<DeliveryRecord>('WebhookDelivery').implement({
   description: 'One event to one endpoint.',
   fields: (t) => ({
-    eventId: t.exposeID('eventId'),
-    eventType: t.exposeString('eventType'),
+    eventId: t.exposeID('eventId', { description: 'The event delivered (`evt_…`).' }),
+    eventType: t.exposeString('eventType', { description: 'Its type (`ping` for the event that greets a new endpoint).' }),
     status: t.exposeString('status', {
       description: `One of ${STATES}: \`failed\` has another attempt scheduled; \`dead\` is in the dead-letter queue, re-sent only by hand.`,
     }),
-    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    nextAttemptAt: t.expose('nextAttemptAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'When the next attempt is due; null once it succeeded or went dead.',
+    }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the delivery was queued (with its event).' }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true, description: 'When it succeeded or went dead.' }),
     attempts: t.expose('attempts', { type: [WebhookAttemptRef], description: 'Oldest first.' }),
   }),
 });
 
 const WebhookDeliveryListRef = builder.objectRef<DeliveryPage>('WebhookDeliveryList').implement({
+  description: "A page of an endpoint's deliveries, newest first.",
   fields: (t) => ({
-    items: t.expose('items', { type: [WebhookDeliveryRef] }),
+    items: t.expose('items', { type: [WebhookDeliveryRef], description: 'The deliveries of the page, newest first.' }),
     nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page; null at the end.' }),
   }),
 });
 
 const WebhookRedeliveryRef = builder.objectRef<{ queued: number }>('WebhookRedelivery').implement({
+  description: 'What a re-send of dead deliveries queued.',
   fields: (t) => ({ queued: t.exposeInt('queued', { description: 'Dead deliveries queued again.' }) }),
 });
 
@@ -72,6 +78,7 @@ builder.queryField('webhookDeliveries', (t) =>
 );
 
 const RedeliveryInput = builder.inputType('ResendDeadWebhookDeliveriesInput', {
+  description: 'Which dead deliveries to send again; without either bound, all of them.',
   fields: (t) => ({
     from: t.field({ type: 'DateTime', description: 'Only deliveries that went dead at or after this instant.' }),
     to: t.field({ type: 'DateTime', description: 'Only deliveries that went dead before this instant.' }),

@@ -27,13 +27,13 @@ const WebhookEndpointRef = builder.objectRef<EndpointRecord>('WebhookEndpoint').
   description: 'A URL that receives events as signed webhooks. It belongs to the API key that registered it.',
   fields: (t) => ({
     id: t.exposeID('id', { description: 'Opaque, prefixed `wep_`.' }),
-    url: t.exposeString('url'),
+    url: t.exposeString('url', { description: 'Where deliveries are sent, as registered.' }),
     events: t.expose('events', {
       type: [EventTypeRef],
       nullable: true,
       description: 'The event types it receives; null: every type, including types added later.',
     }),
-    description: t.exposeString('description', { nullable: true }),
+    description: t.exposeString('description', { nullable: true, description: "The owner's note about it; null if none." }),
     enabled: t.exposeBoolean('enabled', {
       description: 'A disabled endpoint receives nothing; events meanwhile are not queued for it, and its queued deliveries wait.',
     }),
@@ -41,8 +41,8 @@ const WebhookEndpointRef = builder.objectRef<EndpointRecord>('WebhookEndpoint').
       nullable: true,
       description: 'Why the service disabled it (its receiver answered 410 Gone); null once enabled again.',
     }),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When it was registered.' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime', description: 'When it last changed.' }),
     previousSecretExpiresAt: t.expose('previousSecretExpiresAt', {
       type: 'DateTime',
       nullable: true,
@@ -57,8 +57,9 @@ const WebhookEndpointRef = builder.objectRef<EndpointRecord>('WebhookEndpoint').
 });
 
 const WebhookEndpointListRef = builder.objectRef<EndpointPage>('WebhookEndpointList').implement({
+  description: 'A page of webhook endpoints, oldest first.',
   fields: (t) => ({
-    items: t.expose('items', { type: [WebhookEndpointRef] }),
+    items: t.expose('items', { type: [WebhookEndpointRef], description: 'The endpoints of the page, oldest first.' }),
     nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page; null at the end.' }),
   }),
 });
@@ -86,6 +87,7 @@ builder.queryFields((t) => ({
 const URL_RULES = `An absolute https URL (http outside production) of at most ${WEBHOOK_URL_MAX_LENGTH} characters, without credentials, whose host is and resolves to public addresses only.`;
 
 const CreateWebhookEndpointInput = builder.inputType('CreateWebhookEndpointInput', {
+  description: 'A URL to receive events, and which.',
   fields: (t) => ({
     url: t.string({ required: true, description: URL_RULES }),
     events: t.field({ type: [EventTypeRef], description: 'The event types to receive; absent or null: every type.' }),
@@ -97,13 +99,14 @@ const UpdateWebhookEndpointInput = builder.inputType('UpdateWebhookEndpointInput
   description: 'Only the fields given change. `events: null` subscribes to every type; `description: null` clears it.',
   fields: (t) => ({
     url: t.string({ description: URL_RULES }),
-    events: t.field({ type: [EventTypeRef] }),
-    description: t.string(),
-    enabled: t.boolean(),
+    events: t.field({ type: [EventTypeRef], description: 'The event types to receive; null: every type.' }),
+    description: t.string({ description: `At most ${DESCRIPTION_MAX_LENGTH} characters; null clears it.` }),
+    enabled: t.boolean({ description: 'false stops deliveries to it (none are queued meanwhile); true resumes them.' }),
   }),
 });
 
 const RotateWebhookEndpointSecretInput = builder.inputType('RotateWebhookEndpointSecretInput', {
+  description: 'How the old signing secret retires.',
   fields: (t) => ({
     overlapSeconds: t.int({
       description: `How long the old secret keeps signing beside the new one: 0 to ${ROTATION_OVERLAP_S.max}, default ${ROTATION_OVERLAP_S.default} (24 hours).`,
@@ -123,6 +126,7 @@ builder.mutationFields((t) => ({
   updateWebhookEndpoint: t.field({
     authScopes: MANAGE,
     type: WebhookEndpointRef,
+    description: 'Changes the fields given; NOT_FOUND if this API key has no such endpoint.',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateWebhookEndpointInput, required: true }) },
     resolve: (_root, args, ctx) => updateEndpoint(ctx.em(), ctx.webhooks, ownerOf(ctx), String(args.id), args.input),
   }),
