@@ -46,7 +46,8 @@ function valueOf(families: MetricFamily[], name: string, labels: Record<string, 
   return Number(sample?.value ?? sample?.count ?? 0);
 }
 
-describe('/metrics access', () => {
+// One test starts the service as a process, which on two busy cores can take seconds.
+describe('/metrics access', { timeout: 60_000 }, () => {
   it('is refused without the token, or with a wrong one, and says how to authenticate', async () => {
     for (const authorization of [undefined, 'Bearer wrong', `Bearer ${TOKEN}x`, TOKEN]) {
       const response = await fetch(`${server.url}/metrics`, { headers: authorization ? { authorization } : {} });

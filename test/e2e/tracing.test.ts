@@ -233,7 +233,8 @@ describe('a REST request', () => {
   });
 });
 
-describe.skipIf(SKIP_REDIS)('the service as a process', () => {
+// Each test starts the service as a process (twice, in one), which on two busy cores can take seconds.
+describe.skipIf(SKIP_REDIS)('the service as a process', { timeout: 90_000 }, () => {
   it('exports sampled traces over OTLP to the collector OTEL_EXPORTER_OTLP_ENDPOINT names, Redis and PostgreSQL included, and nothing of unsampled ones', async () => {
     const collector = await startCollector();
     const { received } = collector;

@@ -470,7 +470,8 @@ describe('an outcome that cannot be recorded at once', () => {
     }));
 });
 
-describe('running it', () => {
+// Each test starts the service as a process, which on two busy cores can take seconds.
+describe('running it', { timeout: 60_000 }, () => {
   /** The service process spoken to directly, with the suite's key (the two share the database). */
   const direct = (service: ServiceProcess, isolated: TestServer): Client => ({
     fetch: (route, init = {}) =>
