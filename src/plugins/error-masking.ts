@@ -130,7 +130,9 @@ function asRequestError(error: GraphQLError): GraphQLError {
     ? 'query-too-complex'
     : (YOGA_REFUSALS.find((refusal) => PROBLEM_KINDS[refusal].status === status) ?? 'invalid-input');
   const { code } = PROBLEM_KINDS[kind];
-  return new GraphQLError(limit ?? error.message, {
+  // Yoga's words name neither the operation nor the cause.
+  const message = error.extensions?.code === OPERATION_RESOLUTION_FAILURE ? OPERATION_UNRESOLVED : (limit ?? error.message);
+  return new GraphQLError(message, {
     nodes: error.nodes,
     source: error.source,
     positions: error.positions,
@@ -157,6 +159,8 @@ function notWellFormed(http: GraphQLHTTPErrorExtensions | undefined): GraphQLHTT
 
 /** The code yoga gives its refusal of a request whose operation it cannot determine. */
 const OPERATION_RESOLUTION_FAILURE = 'OPERATION_RESOLUTION_FAILURE';
+const OPERATION_UNRESOLVED =
+  'No operation to run: `operationName` must name one of the operations in the document (and is needed when it holds several).';
 
 /** Statuses yoga itself refuses requests with (CSRF prevention, body size, a mutation sent with GET) besides plain input errors. */
 const YOGA_REFUSALS = ['forbidden', 'payload-too-large', 'method-not-allowed'] as const satisfies readonly ProblemKind[];

@@ -478,8 +478,11 @@ describe('GraphQL requests that cannot run', () => {
         headers: { 'content-type': 'application/json', accept },
         body: JSON.stringify({ query: 'query A { __typename }', operationName: 'B' }),
       });
-      const body = (await response.json()) as { data?: unknown; errors: { extensions: { code: string } }[] };
+      const body = (await response.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
       expect([response.status, body.data, body.errors[0]?.extensions.code], accept).toEqual([status, undefined, 'BAD_USER_INPUT']);
+      expect(body.errors[0]?.message).toBe(
+        'No operation to run: `operationName` must name one of the operations in the document (and is needed when it holds several).',
+      );
     }
   });
 
