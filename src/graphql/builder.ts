@@ -57,10 +57,12 @@ export const builder = new SchemaBuilder<{
         'An object with a global id, for clients that cache and refetch by id (Relay): a User or an Order. The id is the one it has everywhere (`usr_…`, `ord_…`).',
     },
     nodeQueryOptions: {
+      args: { id: { description: 'The id of a user or an order (`usr_…`, `ord_…`).' } },
       description:
         'The User or Order with this id (`usr_…` or `ord_…`), or null if there is none or it is not visible to the request; the same rules as `user` and `order`.',
     },
     nodesQueryOptions: {
+      args: { ids: { description: `Ids of users or orders (\`usr_…\`, \`ord_…\`), 1 to ${NODES_MAX}.` } },
       description: `The nodes with these ids, in the order given, null where there is none or it is not visible; 1 to ${NODES_MAX} ids.`,
       resolve: (_root, args, _ctx, _info, resolveNodes) => {
         if (args.ids.length < 1 || args.ids.length > NODES_MAX) {

@@ -25,14 +25,21 @@ describe('schema', () => {
     }
   });
 
-  it('describes every type and every field, for the tools that show them (arguments are described in their field)', () => {
+  it('describes every type, field and argument, for the tools that show them', () => {
     const undescribed: string[] = [];
     for (const type of Object.values(schema.getTypeMap())) {
       if (type.name.startsWith('__') || (isScalarType(type) && isSpecifiedScalarType(type))) continue;
       if (!type.description) undescribed.push(type.name);
       if (isObjectType(type) || isInterfaceType(type) || isInputObjectType(type)) {
-        const fields: readonly { name: string; description?: string | null }[] = Object.values(type.getFields());
-        for (const field of fields) if (!field.description) undescribed.push(`${type.name}.${field.name}`);
+        const fields: readonly {
+          name: string;
+          description?: string | null;
+          args?: readonly { name: string; description?: string | null }[];
+        }[] = Object.values(type.getFields());
+        for (const field of fields) {
+          if (!field.description) undescribed.push(`${type.name}.${field.name}`);
+          for (const arg of field.args ?? []) if (!arg.description) undescribed.push(`${type.name}.${field.name}(${arg.name})`);
+        }
       }
     }
     expect(undescribed).toEqual([]);

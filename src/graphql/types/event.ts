@@ -3,6 +3,7 @@
 import { EVENT_TYPES, EVENT_TYPE_NAMES, PING, enumNameOf } from '../../webhooks/event-types.ts';
 import { findEvent, listEvents, type EventRecord } from '../../services/events.ts';
 import { PAGE_SIZE } from '../../services/limits.ts';
+import { ARGUMENTS, idOf } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { connectionOf } from '../connection.ts';
 
@@ -41,7 +42,11 @@ builder.queryFields((t) => ({
     authScopes: { scope: 'webhooks:manage' },
     type: EventConnection,
     description: `${FEED} \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
-    args: { first: t.arg.int(), after: t.arg.string(), type: t.arg({ type: EventTypeRef }) },
+    args: {
+      first: t.arg.int({ description: ARGUMENTS.first }),
+      after: t.arg.string({ description: ARGUMENTS.after }),
+      type: t.arg({ type: EventTypeRef, description: 'Only events of this type.' }),
+    },
     resolve: async (_root, args, ctx) => connectionOf(await listEvents(ctx.sql, ctx.cursors, args)),
   }),
   event: t.field({
@@ -49,7 +54,7 @@ builder.queryFields((t) => ({
     type: EventRef,
     nullable: true,
     description: 'The event with this id, or null if there is none (or it is past its retention).',
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: idOf('event (`evt_…`)') }) },
     resolve: (_root, args, ctx) => findEvent(ctx.sql, String(args.id)),
   }),
 }));
@@ -78,7 +83,11 @@ builder.queryField('eventList', (t) =>
     authScopes: { scope: 'webhooks:manage' },
     type: EventListRef,
     description: `${FEED} \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
-    args: { limit: t.arg.int(), cursor: t.arg.string(), type: t.arg({ type: EventTypeRef }) },
+    args: {
+      limit: t.arg.int({ description: ARGUMENTS.limit }),
+      cursor: t.arg.string({ description: ARGUMENTS.cursor }),
+      type: t.arg({ type: EventTypeRef, description: 'Only events of this type.' }),
+    },
     resolve: async (_root, args, ctx) => {
       const page = await listEvents(
         ctx.sql,

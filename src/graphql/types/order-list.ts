@@ -1,5 +1,6 @@
 import { PAGE_SIZE } from '../../services/limits.ts';
 import { pageOrdersOfUser, type OrderPage } from '../../services/orders.ts';
+import { ARGUMENTS, idOf } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { OrderRef } from './order.ts';
 
@@ -16,7 +17,11 @@ builder.queryField('orderList', (t) =>
     authScopes: (_root, args) => ({ $all: { scope: 'orders:read', actsFor: String(args.userId) } }),
     type: OrderListRef,
     description: `A user's orders, newest first, a page at a time. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. NOT_FOUND if the user does not exist.`,
-    args: { userId: t.arg.id({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
+    args: {
+      userId: t.arg.id({ required: true, description: idOf('user whose orders to list') }),
+      limit: t.arg.int({ description: ARGUMENTS.limit }),
+      cursor: t.arg.string({ description: ARGUMENTS.cursor }),
+    },
     resolve: (_root, args, ctx) => pageOrdersOfUser(ctx.sql, ctx.cursors, { ...args, userId: String(args.userId) }),
   }),
 );

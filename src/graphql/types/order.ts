@@ -5,6 +5,7 @@ import { ORDERS_BY_USER_MAX, PAGE_SIZE } from '../../services/limits.ts';
 import { createOrder, findOrder, findOrdersByIds, listOrdersOfUser } from '../../services/orders.ts';
 import { InputCheck } from '../../services/validation.ts';
 import { actingDenied, actsFor, actsForEveryone, requireScope } from '../acts-for.ts';
+import { ARGUMENTS, idOf } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 import { UserRef } from './user.ts';
@@ -60,7 +61,7 @@ builder.objectField(UserRef, 'orders', (t) =>
     authScopes: { scope: 'orders:read' },
     type: [OrderRef],
     description: `The user's newest orders first. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}.`,
-    args: { limit: t.arg.int() },
+    args: { limit: t.arg.int({ description: ARGUMENTS.limit }) },
     resolve: (user, args, ctx) => {
       if (!actsFor(ctx, user.id)) throw actingDenied(ctx, user.id);
       const check = new InputCheck();
@@ -77,7 +78,7 @@ builder.queryField('order', (t) =>
     type: OrderRef,
     nullable: true,
     description: "The order with this id, or null if there is none (or it is another user's).",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: idOf('order (`ord_…`)') }) },
     resolve: async (_root, args, ctx) => {
       requireOrderReader(ctx);
       return visibleOrder(ctx, await findOrder(ctx.sql, String(args.id)));
@@ -90,7 +91,7 @@ builder.queryField('orders', (t) =>
     authScopes: (_root, args) => ({ $all: { scope: 'orders:read', actsFor: String(args.userId) } }),
     type: [OrderRef],
     description: `The newest ${ORDERS_BY_USER_MAX} orders of a user, newest first. NOT_FOUND if the user does not exist.`,
-    args: { userId: t.arg.id({ required: true }) },
+    args: { userId: t.arg.id({ required: true, description: idOf('user whose orders to list') }) },
     resolve: (_root, args, ctx) => listOrdersOfUser(ctx.sql, String(args.userId)),
   }),
 );
@@ -109,7 +110,7 @@ builder.mutationField('createOrder', (t) =>
     authScopes: (_root, args) => ({ $all: { scope: 'orders:write', actsFor: String(args.input.userId) } }),
     type: OrderRef,
     description: 'Places an order for the user; NOT_FOUND if the user does not exist.',
-    args: { input: t.arg({ type: CreateOrderInput, required: true }) },
+    args: { input: t.arg({ type: CreateOrderInput, required: true, description: 'The order.' }) },
     resolve: (_root, args, ctx) => createOrder(ctx.statements(), { ...args.input, userId: String(args.input.userId) }),
   }),
 );

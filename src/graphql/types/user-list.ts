@@ -2,6 +2,7 @@
 // over a sort. GraphQL clients may use it too; the Relay connection `users` is the idiomatic one.
 import { PAGE_SIZE, PAGE_NUMBER_MAX } from '../../services/limits.ts';
 import { USER_SORTS, listUserCollection, type UserList, type UserListPagination } from '../../services/user-list.ts';
+import { ARGUMENTS } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { UserRef } from './user.ts';
 
@@ -54,11 +55,11 @@ builder.queryField('userList', (t) =>
       `\`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. \`sort\`: ${USER_SORTS.join(', ')} (default createdAt; the id breaks ties).`,
     ].join(' '),
     args: {
-      page: t.arg.int(),
-      limit: t.arg.int(),
-      afterId: t.arg.id(),
-      cursor: t.arg.string(),
-      sort: t.arg.string(),
+      page: t.arg.int({ description: `Numbered paging: the page, 1 to ${PAGE_NUMBER_MAX}.` }),
+      limit: t.arg.int({ description: ARGUMENTS.limit }),
+      afterId: t.arg.id({ description: 'Keyset paging: the users after this id, by id.' }),
+      cursor: t.arg.string({ description: `Cursor paging: ${ARGUMENTS.cursor}` }),
+      sort: t.arg.string({ description: `One of ${USER_SORTS.join(', ')} (default createdAt); not with \`afterId\`.` }),
     },
     resolve: (_root, args, ctx) =>
       listUserCollection(ctx.sql, ctx.cursors, { ...args, afterId: args.afterId == null ? args.afterId : String(args.afterId) }),

@@ -3,6 +3,7 @@ import { createUser, deleteUser, findUser, listUsers, replaceUser, updateUser } 
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, PAGE_SIZE } from '../../services/limits.ts';
 import { assertObjectType, type GraphQLResolveInfo } from 'graphql';
 import { actsForEveryone, requireScope } from '../acts-for.ts';
+import { ARGUMENTS, idOf } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { connectionOf } from '../connection.ts';
 import type { GraphQLContext } from '../context.ts';
@@ -54,7 +55,7 @@ builder.queryFields((t) => ({
     type: UserRef,
     nullable: true,
     description: 'The user with this id, or null if there is none.',
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: idOf('user (`usr_…`)') }) },
     resolve: (_root, args, ctx) => findUser(ctx.sql, String(args.id)),
   }),
   users: t.field({
@@ -66,7 +67,12 @@ builder.queryFields((t) => ({
       `Backwards: \`last\` (1 to ${PAGE_SIZE.max}) before the cursor \`before\` (a \`startCursor\`); not with \`first\`.`,
       '`hasPreviousPage` and `hasNextPage` are true exactly when users lie before or after the page.',
     ].join(' '),
-    args: { first: t.arg.int(), after: t.arg.string(), last: t.arg.int(), before: t.arg.string() },
+    args: {
+      first: t.arg.int({ description: ARGUMENTS.first }),
+      after: t.arg.string({ description: ARGUMENTS.after }),
+      last: t.arg.int({ description: ARGUMENTS.last }),
+      before: t.arg.string({ description: ARGUMENTS.before }),
+    },
     resolve: async (_root, args, ctx, info) => {
       const ordersLimit = ordersToPrefetch(ctx, info);
       const flags = {
@@ -101,28 +107,34 @@ builder.mutationFields((t) => ({
     authScopes: { scope: 'users:write' },
     type: UserRef,
     description: 'Creates a user; CONFLICT if the email is taken.',
-    args: { input: t.arg({ type: CreateUserInput, required: true }) },
+    args: { input: t.arg({ type: CreateUserInput, required: true, description: 'The user.' }) },
     resolve: (_root, args, ctx) => createUser(ctx.statements(), args.input),
   }),
   replaceUser: t.field({
     authScopes: (_root, args) => ({ $all: { scope: 'users:write', actsFor: String(args.id) } }),
     type: UserRef,
     description: 'Replaces every writable field of the user; NOT_FOUND if there is none, CONFLICT if the email is taken.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: ReplaceUserInput, required: true }) },
+    args: {
+      id: t.arg.id({ required: true, description: idOf('user') }),
+      input: t.arg({ type: ReplaceUserInput, required: true, description: 'Its new values.' }),
+    },
     resolve: (_root, args, ctx) => replaceUser(ctx.em(), String(args.id), args.input),
   }),
   updateUser: t.field({
     authScopes: (_root, args) => ({ $all: { scope: 'users:write', actsFor: String(args.id) } }),
     type: UserRef,
     description: 'Changes the fields given; NOT_FOUND if there is no such user, CONFLICT if the email is taken.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateUserInput, required: true }) },
+    args: {
+      id: t.arg.id({ required: true, description: idOf('user') }),
+      input: t.arg({ type: UpdateUserInput, required: true, description: 'The fields to change.' }),
+    },
     resolve: (_root, args, ctx) => updateUser(ctx.em(), String(args.id), args.input),
   }),
   deleteUser: t.field({
     authScopes: (_root, args) => ({ $all: { scope: 'users:write', actsFor: String(args.id) } }),
     type: 'ID',
     description: "Deletes the user and all of their orders; returns the deleted user's id.",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: idOf('user') }) },
     resolve: (_root, args, ctx) => deleteUser(ctx.em(), String(args.id)),
   }),
 }));

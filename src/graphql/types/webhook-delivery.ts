@@ -9,6 +9,7 @@ import {
   type DeliveryPage,
   type DeliveryRecord,
 } from '../../services/webhook-deliveries.ts';
+import { ARGUMENTS, idOf } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import { ownerOf } from './webhook-endpoint.ts';
 
@@ -71,7 +72,12 @@ builder.queryField('webhookDeliveries', (t) =>
     authScopes: MANAGE,
     type: WebhookDeliveryListRef,
     description: `An endpoint's deliveries with their attempts, newest first. \`status\`: one of ${STATES}. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}.`,
-    args: { endpointId: t.arg.id({ required: true }), status: t.arg.string(), limit: t.arg.int(), cursor: t.arg.string() },
+    args: {
+      endpointId: t.arg.id({ required: true, description: idOf('endpoint (`wep_…`)') }),
+      status: t.arg.string({ description: `Only deliveries in this state: one of ${STATES}.` }),
+      limit: t.arg.int({ description: ARGUMENTS.limit }),
+      cursor: t.arg.string({ description: ARGUMENTS.cursor }),
+    },
     resolve: (_root, args, ctx) =>
       listDeliveries(ctx.em(), ctx.sql, ctx.cursors, ownerOf(ctx), { ...args, endpointId: String(args.endpointId) }),
   }),
@@ -91,7 +97,10 @@ builder.mutationFields((t) => ({
     type: WebhookDeliveryRef,
     description:
       'Sends the event to the endpoint again: a new series of attempts, with the same event id. CONFLICT while an attempt is under way.',
-    args: { endpointId: t.arg.id({ required: true }), eventId: t.arg.id({ required: true }) },
+    args: {
+      endpointId: t.arg.id({ required: true, description: idOf('endpoint') }),
+      eventId: t.arg.id({ required: true, description: idOf('event to send again') }),
+    },
     resolve: (_root, args, ctx) => resendDelivery(ctx.em(), ctx.sql, ownerOf(ctx), String(args.endpointId), String(args.eventId)),
   }),
   resendDeadWebhookDeliveries: t.field({
@@ -99,7 +108,10 @@ builder.mutationFields((t) => ({
     type: WebhookRedeliveryRef,
     description:
       "Sends every one of the endpoint's dead deliveries again (within the window, when given); answers at once with how many were queued.",
-    args: { endpointId: t.arg.id({ required: true }), input: t.arg({ type: RedeliveryInput }) },
+    args: {
+      endpointId: t.arg.id({ required: true, description: idOf('endpoint') }),
+      input: t.arg({ type: RedeliveryInput, description: 'Which dead deliveries; none: all of them.' }),
+    },
     resolve: async (_root, args, ctx) => ({
       queued: await resendDeadDeliveries(ctx.em(), ctx.sql, ownerOf(ctx), String(args.endpointId), args.input ?? {}),
     }),

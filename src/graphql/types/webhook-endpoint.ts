@@ -15,6 +15,7 @@ import {
 import { PAGE_SIZE } from '../../services/limits.ts';
 import { WEBHOOK_URL_MAX_LENGTH } from '../../webhooks/url-policy.ts';
 import { actsForEveryone } from '../acts-for.ts';
+import { ARGUMENTS, idOf } from '../arguments.ts';
 import { builder } from '../builder.ts';
 import type { GraphQLContext } from '../context.ts';
 import { EventTypeRef } from './event.ts';
@@ -71,7 +72,7 @@ builder.queryFields((t) => ({
     authScopes: MANAGE,
     type: WebhookEndpointListRef,
     description: `This API key's webhook endpoints (an admin key's: every one), oldest first. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}.`,
-    args: { limit: t.arg.int(), cursor: t.arg.string() },
+    args: { limit: t.arg.int({ description: ARGUMENTS.limit }), cursor: t.arg.string({ description: ARGUMENTS.cursor }) },
     resolve: (_root, args, ctx) => listEndpoints(ctx.em(), ctx.cursors, ownerOf(ctx), args),
   }),
   webhookEndpoint: t.field({
@@ -79,7 +80,7 @@ builder.queryFields((t) => ({
     type: WebhookEndpointRef,
     nullable: true,
     description: "The webhook endpoint with this id, or null if there is none (or it is another API key's).",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: idOf('endpoint (`wep_…`)') }) },
     resolve: (_root, args, ctx) => findEndpoint(ctx.em(), ownerOf(ctx), String(args.id)),
   }),
 }));
@@ -120,28 +121,34 @@ builder.mutationFields((t) => ({
     type: WebhookEndpointRef,
     description:
       'Registers a URL to receive events and queues a `ping` event for it alone. The answer holds the signing secret: the only time it is shown.',
-    args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true }) },
+    args: { input: t.arg({ type: CreateWebhookEndpointInput, required: true, description: 'The endpoint.' }) },
     resolve: (_root, args, ctx) => createEndpoint(ctx.em(), ctx.webhooks, ownerOf(ctx), args.input),
   }),
   updateWebhookEndpoint: t.field({
     authScopes: MANAGE,
     type: WebhookEndpointRef,
     description: 'Changes the fields given; NOT_FOUND if this API key has no such endpoint.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateWebhookEndpointInput, required: true }) },
+    args: {
+      id: t.arg.id({ required: true, description: idOf('endpoint') }),
+      input: t.arg({ type: UpdateWebhookEndpointInput, required: true, description: 'The fields to change.' }),
+    },
     resolve: (_root, args, ctx) => updateEndpoint(ctx.em(), ctx.webhooks, ownerOf(ctx), String(args.id), args.input),
   }),
   deleteWebhookEndpoint: t.field({
     authScopes: MANAGE,
     type: 'ID',
     description: "Deletes the endpoint (its deliveries not yet made go with it); returns the deleted endpoint's id.",
-    args: { id: t.arg.id({ required: true }) },
+    args: { id: t.arg.id({ required: true, description: idOf('endpoint (`wep_…`)') }) },
     resolve: (_root, args, ctx) => deleteEndpoint(ctx.em(), ownerOf(ctx), String(args.id)),
   }),
   rotateWebhookEndpointSecret: t.field({
     authScopes: MANAGE,
     type: WebhookEndpointRef,
     description: 'Gives the endpoint a new signing secret, shown in this answer only; the old one keeps signing beside it for the overlap.',
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: RotateWebhookEndpointSecretInput }) },
+    args: {
+      id: t.arg.id({ required: true, description: idOf('endpoint') }),
+      input: t.arg({ type: RotateWebhookEndpointSecretInput, description: 'How the old secret retires; none: the default overlap.' }),
+    },
     resolve: (_root, args, ctx) => rotateEndpointSecret(ctx.em(), ctx.webhooks, ownerOf(ctx), String(args.id), args.input?.overlapSeconds),
   }),
 }));
