@@ -171,7 +171,7 @@ export function createApp(dependencies: AppDependencies): App {
       // than a getter: an accessor defined per request gives each context a hidden class of its own,
       // held in the old generation until a full collection, and through it the whole request.
       let em: EntityManager | undefined;
-      const reads = sql.until(initial.deadline);
+      const reads = sql.until(initial.deadline, () => initial.idempotency?.write?.statements ?? initial.documentTransaction);
       return {
         sql: reads,
         // A write with an Idempotency-Key runs in the key's transaction (plugins/idempotency.ts), and

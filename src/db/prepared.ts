@@ -44,7 +44,10 @@ export function preparesMarkedStatements(pool: pg.Pool): void {
     client.query = ((...args: unknown[]) => {
       const [text, values, ...rest] = args;
       const name = typeof text === 'string' ? preparedNameOf(text) : undefined;
-      return name === undefined ? query(...args) : query({ name, text, values }, ...rest);
+      if (name === undefined || typeof text !== 'string') return query(...args);
+      // Prepared without its mark, so that a read prepared under its name on the pool (sql.ts) and
+      // the same read in a transaction are one statement to the connection.
+      return query({ name, text: text.slice(prepared(name, '').length), values }, ...rest);
     }) as typeof client.query;
   });
 }

@@ -19,6 +19,7 @@ import {
   type ProblemKind,
 } from '../errors.ts';
 import { BEARER_CHALLENGE } from '../services/request-auth.ts';
+import { rootFields } from './root-fields.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 import { markStatementTimeout } from '../request-context.ts';
 import { namedLiteralError } from '../graphql/literal-errors.ts';
@@ -245,19 +246,21 @@ export function useErrorLocations(): ServerPlugin {
  */
 export function useWholeRequestDenials(): ServerPlugin {
   return {
-    onExecute: () => ({
+    onExecute: ({ args }) => ({
       onExecuteDone: ({ result, setResult }) => {
         if (!('errors' in result)) return;
         // Envelop types results loosely; execution's errors are GraphQLErrors, and anything else is left be.
         const found: readonly unknown[] = result.errors ?? [];
         if (found.length === 0 || !found.every((error): error is GraphQLError => error instanceof GraphQLError)) return;
+        // Nothing ran when every root field was refused itself: a field that was allowed ran, though
+        // it answered null (no such user) or a field below it was refused, and its answer stands.
+        const { document, operationName } = executionArgs(args);
+        const keys = rootFields(document, operationName)?.fields.map((field) => (field.alias ?? field.name).value) ?? [];
         const data: unknown = result.data;
-        // Nothing ran when every root field is null for an error of its own: a field that was
-        // allowed and answered null (no such user) ran, and its answer stands.
         const nothingRan =
-          data == null ||
-          (typeof data === 'object' &&
-            Object.entries(data).every(([key, value]) => value === null && found.some((error) => error.path?.[0] === key)));
+          keys.length > 0 &&
+          keys.every((key) => found.some((error) => error.path?.length === 1 && error.path[0] === key)) &&
+          (data == null || (typeof data === 'object' && keys.every((key) => Reflect.get(data, key) === null)));
         const kinds = found.map((error) => domainErrorOf(error));
         const denied = kinds.every((kind) => kind instanceof ForbiddenError || kind instanceof UnauthenticatedError);
         if (!nothingRan || !denied) return;

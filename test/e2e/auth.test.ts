@@ -170,6 +170,46 @@ describe('scopes', () => {
       },
     );
     expect([missing.status, missing.body.data]).toEqual([200, { user: null, order: null }]);
+    // A non-null field refused beside one that ran nulls the data, and it is still no 403.
+    const beside = await graphql(
+      `
+        {
+          a: user(id: "usr_01m8g65eycetzaha7yd9gcs85a") {
+            id
+          }
+          b: orders(userId: "usr_01m8g65eycetzaha7yd9gcs85a") {
+            id
+          }
+        }
+      `,
+      {
+        'x-api-key': readUsers,
+      },
+    );
+    expect([beside.status, beside.body.data]).toEqual([200, null]);
+    // A field below an allowed one refused: the allowed one ran.
+    const below = await graphql(
+      `
+        {
+          user(id: "usr_01m8g65eycetzaha7yd9gcs85a") {
+            id
+          }
+          users(first: 1) {
+            edges {
+              node {
+                orders {
+                  id
+                }
+              }
+            }
+          }
+        }
+      `,
+      {
+        'x-api-key': readUsers,
+      },
+    );
+    expect(below.status).toBe(200);
     expect(missing.body.errors).toEqual([
       match.objectContaining({ path: ['order'], extensions: match.objectContaining({ code: 'FORBIDDEN' }) }),
     ]);
