@@ -14,16 +14,20 @@ const ANSWERED_IN = ['application/graphql-response+json', 'application/json', 't
 /** Whether an Accept header allows one of ANSWERED_IN (a missing header allows anything). */
 function acceptsAnswer(accept: string | null): boolean {
   // Every client that asks for an answer at all asks for one of these; parsing is for the rest.
-  if (accept === null || ((accept.includes('json') || accept.includes('*/*')) && !accept.includes('charset') && !accept.includes('q=')))
+  if (accept === null || ((accept.includes('json') || accept.includes('*/*')) && !accept.includes('charset') && !WEIGHTED.test(accept)))
     return true;
   return accept.split(',').some((range) => {
     const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
     if (parameters.some((parameter) => /^q=0(\.0*)?$/.test(parameter))) return false;
     // The answers are UTF-8, and say so.
     if (parameters.some((parameter) => parameter.startsWith('charset=') && !/^charset="?utf-8"?$/.test(parameter))) return false;
+    if (type === '*/*') return true;
     return type.endsWith('/*') ? ANSWERED_IN.some((answer) => answer.startsWith(type.slice(0, -1))) : ANSWERED_IN.includes(type);
   });
 }
+
+/** Whether an Accept header weighs its ranges (parameter names compare without regard to case). */
+const WEIGHTED = /q=/i;
 
 /** An Accept range's weight (RFC 9110 §12.4.2): its q parameter, 1 without one. */
 function weightOf(range: string): number {
@@ -55,7 +59,7 @@ export function useGraphQLMediaTypes(): ServerPlugin {
     // was 415. The type is written as yoga reads it.
     onRequest({ request }) {
       const accept = request.headers.get('accept');
-      if (accept?.includes('q=')) request.headers.set('accept', byPreference(accept));
+      if (accept !== null && WEIGHTED.test(accept)) request.headers.set('accept', byPreference(accept));
       const sent = request.headers.get('content-type');
       if (sent === null) return;
       const end = sent.indexOf(';');

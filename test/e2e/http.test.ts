@@ -58,6 +58,10 @@ describe('GraphQL over HTTP', () => {
     ['application/json;q=0.5, application/graphql-response+json', 400, 'application/graphql-response+json'],
     ['application/graphql-response+json;q=0.2, application/json;q=0.9', 200, 'application/json'],
     ['application/json;q=0, application/graphql-response+json;q=0', 406, 'application/json'],
+    ['application/json;Q=0, application/graphql-response+json;Q=0', 406, 'application/json'],
+    // A browser's header, and wildcards with weights.
+    ['text/html;q=0.9, */*;q=0.8', 200, 'application/json'],
+    ['application/graphql-response+json;q=0, */*;q=0.5', 200, 'application/json'],
   ])('answers Accept: %s by its q-values (%i, %s)', async (accept, status, type) => {
     const response = await server.fetch('/graphql', {
       method: 'POST',
