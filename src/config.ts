@@ -281,11 +281,15 @@ function serverUrl(
     throw new ConfigError(`${name} must start with ${schemes[0]}:// or ${schemes[1]}:// (got "${url.protocol}//").`);
   }
   // The client decodes them only as it connects, where a bad escape is an error with a stack.
-  for (const part of [url.username, url.password]) {
+  for (const [part, what] of [
+    [url.username, 'user name'],
+    [url.password, 'password'],
+    [url.pathname, 'database name'],
+  ] as const) {
     try {
       decodeURIComponent(part);
     } catch {
-      throw new ConfigError(`${name} has a malformed %-escape in its user name or password; write a % itself as %25.`);
+      throw new ConfigError(`${name} has a malformed %-escape in its ${what}; write a % itself as %25.`);
     }
   }
   // The client would send `SELECT NaN`, refused with a stack trace.
