@@ -20,7 +20,7 @@ const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs 
 /** Query parameters that carry a credential by their name (RFC 6750's `access_token` among them): their values are never logged. */
 const SECRET_PARAMETERS = new Set(['access_token', 'token', 'id_token', 'refresh_token', 'client_secret', 'password', 'secret']);
 /** A JWT (three base64url parts, the first a JSON header) or a webhook signing secret, wherever it stands. */
-const TOKENS_IN_TEXT = /eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*|whsec_(?:[A-Za-z0-9+/=]|%2[BbFf]|%3[Dd])+/g;
+const TOKENS_IN_TEXT = /eyJ[A-Za-z0-9_-]*(?:\.|%2[Ee])[A-Za-z0-9_-]*(?:\.|%2[Ee])[A-Za-z0-9_-]*|whsec_(?:[A-Za-z0-9+/=]|%2[BbFf]|%3[Dd])+/g;
 const REDACTED = encodeURIComponent('[redacted]');
 
 /**
@@ -51,7 +51,7 @@ function maskedParameters(url: string): string {
     if (name === 'api_key') {
       const value = decodeComponent(parameter.slice(equals + 1).replaceAll('+', ' '));
       parameters[i] = `${parameter.slice(0, equals + 1)}${encodeURIComponent(maskKeySecret(value))}`;
-    } else if (SECRET_PARAMETERS.has(name)) {
+    } else if (SECRET_PARAMETERS.has(name.toLowerCase())) {
       parameters[i] = `${parameter.slice(0, equals + 1)}${REDACTED}`;
     } else continue;
     masked = true;

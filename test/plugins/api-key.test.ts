@@ -24,9 +24,20 @@ it('masks other credentials a client put in the URL: bearer tokens, secrets, pas
   const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg';
   const secret = 'whsec_c2VjcmV0LW9mLXRoZS1lbmRwb2ludC0wMTIzNDU2Nzg5';
   expect(scrubbedUrl(`/graphql?query=x&access_token=${jwt}`)).toBe('/graphql?query=x&access_token=%5Bredacted%5D');
-  for (const name of ['token', 'id_token', 'refresh_token', 'client_secret', 'password', 'secret', 'access%5Ftoken'])
+  for (const name of [
+    'token',
+    'id_token',
+    'refresh_token',
+    'client_secret',
+    'password',
+    'secret',
+    'access%5Ftoken',
+    'Password',
+    'ACCESS_TOKEN',
+  ])
     expect(scrubbedUrl(`/users?${name}=hunter2&limit=1`)).toBe(`/users?${name}=%5Bredacted%5D&limit=1`);
   // Shaped like a token or a signing secret, wherever it stands.
   expect(scrubbedUrl(`/users/${jwt}?cursor=${secret}`)).toBe('/users/%5Bredacted%5D?cursor=%5Bredacted%5D');
+  expect(scrubbedUrl(`/users?x=${jwt.replaceAll('.', '%2E')}`)).toBe('/users?x=%5Bredacted%5D');
   expect(scrubbedUrl('/users?limit=1&sort=name')).toBe('/users?limit=1&sort=name');
 });
