@@ -104,7 +104,8 @@ export function checkUrlForm(raw: string, policy: UrlPolicy): { refusal: string 
   }
   if (url.username || url.password)
     return { refusal: 'must not contain credentials (user:password@); authenticate receivers by the signature' };
-  if (url.hash) return { refusal: 'must not contain a fragment (#…): it is never sent to the receiver' };
+  // An empty fragment (a bare `#`) is a fragment too, though the parser shows none.
+  if (url.hash || raw.includes('#')) return { refusal: 'must not contain a fragment (#…): it is never sent to the receiver' };
   const host = hostOf(url);
   if (policy.allowedHosts.includes(host)) return { url };
   if (ipaddr.isValid(host)) {

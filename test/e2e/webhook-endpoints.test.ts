@@ -243,6 +243,7 @@ describe('the SSRF guard', () => {
     ['ftp://93.184.216.34/', /must use https or http/],
     ['javascript:alert(1)', /must use https or http/],
     ['https://93.184.216.34/#fragment', /fragment/],
+    ['https://93.184.216.34/a?b=c#', /fragment/],
     ['/relative/path', /absolute URL/],
     [`https://93.184.216.34/${'a'.repeat(2048)}`, /at most 2048 characters/],
   ];
