@@ -17,9 +17,12 @@ interface ClientError extends Error {
 
 function refusalOf(error: ClientError): { kind: ProblemKind; detail: string } | undefined {
   switch (error.code) {
+    // Gone: reset, or (HPE_INVALID_EOF_STATE) its side closed in the middle of a request, which,
+    // if it had begun, is logged once as abandoned.
     case 'ECONNRESET':
     case 'EPIPE':
     case 'ERR_STREAM_DESTROYED':
+    case 'HPE_INVALID_EOF_STATE':
       return undefined;
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { kind: 'request-timeout', detail: 'The request did not arrive in time; send its headers and body without pausing.' };
@@ -54,7 +57,7 @@ export function answerClientError(error: ClientError, socket: Socket, logger: Lo
     const text = JSON.stringify(body);
     socket.end(
       `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}\r\nContent-Type: application/problem+json\r\n` +
-        `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+        `Cache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
     );
   }
   socket.destroySoon();

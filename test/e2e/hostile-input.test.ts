@@ -190,6 +190,8 @@ describe('requests Node refuses before the service sees them', () => {
     const response = parseRaw(await raw('GARBAGE\r\n\r\n'));
     expect(response.status).toBe(400);
     expect(response.headers['content-type']).toBe('application/problem+json');
+    // Like every answer: stored by no cache.
+    expect(response.headers['cache-control']).toBe('no-store');
   });
 
   it('cuts slow request headers at the request deadline, with 408 Problem Details', async () => {

@@ -240,6 +240,22 @@ describe('shutting down', () => {
     }
   });
 
+  it('logs a request its client abandoned in the middle of its body once, as abandoned', async () => {
+    const { port } = new URL(server.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.on('error', () => {});
+    const marker = `abandoned-${Date.now()}`;
+    const before = server.logs.length;
+    socket.write(
+      `POST /users?${marker} HTTP/1.1\r\nHost: x\r\nx-api-key: ${server.apiKey}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"name":`,
+    );
+    socket.end();
+    await eventually(() => server.logs.slice(before).some((line) => String(line.url).includes(marker)), 'the request to be logged', 5_000);
+    const lines = server.logs.slice(before).filter((line) => line.msg === 'request');
+    expect(lines).toEqual([expect.objectContaining({ status: null, clientClosed: true })]);
+  });
+
   it('logs and counts a request cut at the end of the grace as unanswered, never as a 200', async () => {
     const stopping = await startTestServer({
       shutdownGraceMs: 200,
