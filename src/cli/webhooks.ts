@@ -7,8 +7,7 @@
 import { commandLine, refuseFlagsNotTaken, usageError, withDatabase } from './command-line.ts';
 import { ApiKey, DELIVERY_STATES } from '../db/entities/index.ts';
 import { sqlOf } from '../db/sql.ts';
-import { isoOf } from '../db/records.ts';
-import { listDeliveries, resendDeadDeliveries, resendDelivery, type DeliveryRecord } from '../services/webhook-deliveries.ts';
+import { deliveryResource, listDeliveries, resendDeadDeliveries, resendDelivery } from '../services/webhook-deliveries.ts';
 import { NotFoundError } from '../errors.ts';
 import { CursorCodec } from '../pagination/cursor.ts';
 import { resolveSecret } from '../secrets.ts';
@@ -111,18 +110,6 @@ const print = (json: unknown, text: string) =>
   process.stdout.write(values.json === true ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
 const SHOWN_ONCE = 'This is the only time the signing secret is shown; store it now.';
 
-/** A delivery as the API answers it: instants in ISO 8601, not the epoch milliseconds it is read as. */
-function answered(delivery: DeliveryRecord): object {
-  const at = (instant: number | null) => (instant === null ? null : isoOf(instant));
-  return {
-    ...delivery,
-    nextAttemptAt: at(delivery.nextAttemptAt),
-    createdAt: isoOf(delivery.createdAt),
-    finishedAt: at(delivery.finishedAt),
-    attempts: delivery.attempts.map((attempt) => ({ ...attempt, startedAt: isoOf(attempt.startedAt) })),
-  };
-}
-
 await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
   const sql = await sqlOf(db.orm);
   const settings = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
@@ -179,10 +166,10 @@ await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
     if (page.nextCursor) text.push(more);
     // With --json the list stays what a machine parses; the note goes beside it.
     if (page.nextCursor && values.json === true) process.stderr.write(`${more}\n`);
-    print(page.items.map(answered), text.length === 0 ? 'no deliveries' : text.join('\n'));
+    print(page.items.map(deliveryResource), text.length === 0 ? 'no deliveries' : text.join('\n'));
   } else if (command === 'resend') {
     const delivery = await resendDelivery(em, sql, operator, id!, eventId!);
-    print(answered(delivery), `queued ${delivery.eventId} for ${id} again`);
+    print(deliveryResource(delivery), `queued ${delivery.eventId} for ${id} again`);
   } else if (command === 'resend-dead') {
     const queued = await resendDeadDeliveries(em, sql, operator, id!, window);
     print({ queued }, `queued ${queued} dead deliveries of ${id} again`);

@@ -50,7 +50,7 @@ export function coercedVariables(args: ExecutionInput): Coerced {
   }
   const operation = getOperationAST(args.document, args.operationName);
   const coerced = getVariableValues(args.schema, operation?.variableDefinitions ?? [], args.variableValues ?? {}, { maxErrors: 50 });
-  const result = coerced.errors ? coerced : nullConditions(args.document, coerced.coerced);
+  const result = (!coerced.errors && nullConditions(args.document, coerced.coerced)) || coerced;
   coercions.set(key, { for: { schema: args.schema, document: args.document, operationName: args.operationName }, result });
   return result;
 }
@@ -63,7 +63,7 @@ const conditionsOf = new WeakMap<DocumentNode, readonly ArgumentNode[]>();
  * graphql-js refuses it (the spec's CoerceArgumentValues), where graphql-jit, which runs the document,
  * would quietly read null as false (`@skip`) or true (`@include`) and leave the field out either way.
  */
-function nullConditions(document: DocumentNode, coerced: Record<string, unknown>): Coerced {
+function nullConditions(document: DocumentNode, coerced: Record<string, unknown>): Coerced | undefined {
   let conditions = conditionsOf.get(document);
   if (conditions === undefined) {
     const found: ArgumentNode[] = [];
@@ -76,8 +76,10 @@ function nullConditions(document: DocumentNode, coerced: Record<string, unknown>
     });
     conditionsOf.set(document, (conditions = found));
   }
+  // Most documents have no condition: nothing to allocate for them.
+  if (conditions.length === 0) return undefined;
   const refused = conditions.filter((condition) => condition.value.kind === Kind.VARIABLE && coerced[condition.value.name.value] === null);
-  if (refused.length === 0) return { coerced };
+  if (refused.length === 0) return undefined;
   return {
     errors: refused.map(
       (condition) => new GraphQLError('Argument "if" of non-null type "Boolean!" must not be null.', { nodes: [condition] }),

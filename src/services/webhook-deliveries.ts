@@ -3,7 +3,7 @@
 // receiver sees the same event id again.
 import { DELIVERY_STATES, type DeliveryState } from '../db/entities/index.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { epochMsOf } from '../db/records.ts';
+import { epochMsOf, isoOf } from '../db/records.ts';
 import { statement, type Sql, type Statement } from '../db/sql.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
@@ -32,6 +32,18 @@ export interface DeliveryRecord {
   createdAt: number;
   finishedAt: number | null;
   attempts: AttemptRecord[];
+}
+
+/** The delivery as REST's GET shows it: instants in ISO 8601, not the epoch milliseconds it is read as. */
+export function deliveryResource(delivery: DeliveryRecord): Record<string, unknown> {
+  const at = (instant: number | null) => (instant === null ? null : isoOf(instant));
+  return {
+    ...delivery,
+    nextAttemptAt: at(delivery.nextAttemptAt),
+    createdAt: isoOf(delivery.createdAt),
+    finishedAt: at(delivery.finishedAt),
+    attempts: delivery.attempts.map((attempt) => ({ ...attempt, startedAt: isoOf(attempt.startedAt) })),
+  };
 }
 
 export interface DeliveryPage {
