@@ -9,6 +9,8 @@
  * Around the outbox: `fail-after-event` makes a write fail once its event is inserted (the
  * transaction rolls back); `crash-after-event` kills the process there, before the commit;
  * `crash-after-event-commit` kills it once a write and its event committed, before the response.
+ * In the start: `stop-once-listening` sends the process SIGTERM as soon as it listens, while the
+ * rest of the start (the first key, the worker) is still under way.
  */
 export const FAILPOINTS = [
   'crash-before-idempotent-commit',
@@ -17,6 +19,7 @@ export const FAILPOINTS = [
   'fail-after-event',
   'crash-after-event',
   'crash-after-event-commit',
+  'stop-once-listening',
 ] as const;
 export type Failpoint = (typeof FAILPOINTS)[number];
 
@@ -34,4 +37,15 @@ export function isArmed(failpoint: Failpoint): boolean {
 /** Kills the process at once, as a crash would, when `failpoint` is armed. */
 export function crashAt(failpoint: Failpoint): void {
   if (armed.has(failpoint)) process.kill(process.pid, 'SIGKILL');
+}
+
+/**
+ * Asks the process to stop, as an operator would, when `failpoint` is armed; resolves once the
+ * signal was handled, so that what follows runs while the stop is under way.
+ */
+export async function stopAt(failpoint: Failpoint): Promise<void> {
+  if (!armed.has(failpoint)) return;
+  const handled = new Promise((resolve) => process.once('SIGTERM', resolve));
+  process.kill(process.pid, 'SIGTERM');
+  await handled;
 }

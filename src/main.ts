@@ -4,7 +4,7 @@
 // First, so that V8's settings are in force before anything else loads.
 import './heap-settings.ts';
 import { createApp } from './server.ts';
-import { armFailpoints } from './failpoints.ts';
+import { armFailpoints, stopAt } from './failpoints.ts';
 import { CursorCodec } from './pagination/cursor.ts';
 import { resolveSecret } from './secrets.ts';
 import { UsageRecorder } from './services/api-key-usage.ts';
@@ -39,6 +39,13 @@ if (!(ROLES as readonly string[]).includes(role)) {
 
 let shuttingDown = false;
 let stop: () => Promise<void> = async () => undefined;
+/**
+ * Settles when the start has ended, once the database is open: a stop asked for during the rest of
+ * the start waits for it, or the parts started after the signal (the API, the worker) would serve on
+ * with nothing to stop them, holding pooled connections the pool's close waits for. Each step of that
+ * rest is bounded; before the database is open, there is nothing to wait for.
+ */
+let startEnded: Promise<void> = Promise.resolve();
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (shuttingDown) {
@@ -46,16 +53,19 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
       process.exit(130);
     }
     shuttingDown = true;
-    stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        process.stderr.write(`portico: error while shutting down: ${String(error)}\n`);
-        process.exit(1);
-      },
-    );
+    startEnded
+      .then(() => stop())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          process.stderr.write(`portico: error while shutting down: ${String(error)}\n`);
+          process.exit(1);
+        },
+      );
   });
 }
 
+let endStart: () => void = () => undefined;
 try {
   const { config, logger, db } = await start({
     migrate: true,
@@ -66,6 +76,7 @@ try {
       if (tracing) (await import('./telemetry/tracing.ts')).startTracing(tracing, logger);
     },
   });
+  startEnded = new Promise((resolve) => (endStart = resolve));
   armFailpoints(config.failpoints);
   stop = () => db.close();
   const sql = await sqlOf(db.orm);
@@ -106,7 +117,8 @@ try {
     logger.info({ metricsPort: metricsServer.port }, `metrics on http://${config.host}:${metricsServer.port}${METRICS_PATH}`);
   }
   if (role !== 'worker') serving.push(await startApi(config, logger, db, sql, webhooks, metrics));
-  if (role !== 'api') {
+  // A stop asked for by now begins no deliveries it would have to wait for.
+  if (role !== 'api' && !shuttingDown) {
     const worker = new DeliveryWorker({
       sql,
       box: webhooks.box,
@@ -122,12 +134,13 @@ try {
   }
   await collectStartupGarbage();
 } catch (error) {
-  // A signal during the start stops what had started, and the start then fails for that reason: the
-  // stop the signal asked for is under way and exits cleanly; this is no failure to report.
+  // A start that fails once a stop was asked for ends in that stop, which exits cleanly: no failure to report.
   if (!shuttingDown) {
     await stop().catch(() => undefined);
     exitWithStartupFailure(error);
   }
+} finally {
+  endStart();
 }
 
 /** The API: key verification, the HTTP server, and what they need; returns how to stop it. */
@@ -179,6 +192,7 @@ async function startApi(
   }
   const shown = address.address === '0.0.0.0' || address.address === '::' ? 'localhost' : address.address;
   logger.info({ port: address.port }, `listening on http://${shown}:${address.port}/graphql`);
+  await stopAt('stop-once-listening');
   // Made once the service listens: a start that fails before would make a key it never shows.
   const firstKey = config.production ? undefined : await createFirstDevelopmentKey(db.orm.em.fork(), pepper);
   if (firstKey) printFirstKey(firstKey.secret, `http://localhost:${address.port}`);
