@@ -100,14 +100,21 @@ function readsOnlyWhatItReturns(
   }
   const plain = (candidate: GraphQLField<unknown, unknown>): boolean =>
     candidate.args.length === 0 && !(candidate.extensions as PothosFieldExtensions).pothosOptions?.authScopes;
-  const selects = (type: GraphQLObjectType, set: SelectionSetNode, seen: ReadonlySet<string>): boolean =>
+  // Each fragment is looked at once per type it is spread on: the walk stops at the first field that
+  // may fail, so one already looked at (or being looked at, in a cycle validation refuses) passed.
+  // Walking every path made a few kilobytes of fragments spreading each other millions of fields.
+  const looked = new Set<string>();
+  const selects = (type: GraphQLObjectType, set: SelectionSetNode): boolean =>
     set.selections.every((selection) => {
       if (selection.directives?.length) return false;
-      if (selection.kind === Kind.INLINE_FRAGMENT) return selects(type, selection.selectionSet, seen);
+      if (selection.kind === Kind.INLINE_FRAGMENT) return selects(type, selection.selectionSet);
       if (selection.kind === Kind.FRAGMENT_SPREAD) {
         const fragment = fragments.get(selection.name.value);
-        if (!fragment || seen.has(fragment.name.value)) return false;
-        return selects(type, fragment.selectionSet, new Set([...seen, fragment.name.value]));
+        if (!fragment) return false;
+        const at = `${type.name} ${fragment.name.value}`;
+        if (looked.has(at)) return true;
+        looked.add(at);
+        return selects(type, fragment.selectionSet);
       }
       if (selection.name.value === '__typename') return true;
       const below = type.getFields()[selection.name.value];
@@ -118,12 +125,12 @@ function readsOnlyWhatItReturns(
         isObjectType(named) &&
         (below.extensions as PothosFieldExtensions).pothosExposedField !== undefined &&
         selection.selectionSet !== undefined &&
-        selects(named, selection.selectionSet, seen)
+        selects(named, selection.selectionSet)
       );
     });
   const named = getNamedType(field.type);
   if (isLeafType(named)) return true;
-  return isObjectType(named) && selectionSet !== undefined && selects(named, selectionSet, new Set());
+  return isObjectType(named) && selectionSet !== undefined && selects(named, selectionSet);
 }
 
 /** What Pothos leaves on a field it built: its options (with the scopes they require) and, for `t.expose…`, the property read. */

@@ -125,7 +125,7 @@ function asRequestError(error: GraphQLError): GraphQLError {
         : (error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined));
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
   const rejected = LIMIT_REJECTION.exec(error.message);
-  const limit = rejected?.[1] ?? rejected?.[2];
+  const limit = rejected?.[1] ?? rejected?.[2] ?? (rejected?.[3] && MERGING_LIMIT);
   const status: unknown = typeof http === 'object' && http !== null ? Reflect.get(http, 'status') : undefined;
   const kind: ProblemKind = limit
     ? 'query-too-complex'
@@ -166,9 +166,12 @@ const OPERATION_UNRESOLVED =
 /** Statuses yoga itself refuses requests with (CSRF prevention, body size, a mutation sent with GET) besides plain input errors. */
 const YOGA_REFUSALS = ['forbidden', 'payload-too-large', 'method-not-allowed'] as const satisfies readonly ProblemKind[];
 
-// graphql-js's own bound on introspection (lists of types within types …) is such a limit too.
+// graphql-js's own bound on introspection (lists of types within types …) is such a limit too, and
+// so is its bound on the work of checking that repeated fields merge, which it words as nothing.
 const LIMIT_REJECTION =
-  /^(?:Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)|(Maximum introspection depth exceeded))$/;
+  /^(?:Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)|(Maximum introspection depth exceeded)|(Validation aborted\.))$/;
+const MERGING_LIMIT =
+  'Validation limit exceeded: the document repeats fields or fragments more often than can be checked; select each field once.';
 
 /**
  * Validation errors bypass masking in yoga; this gives them the same code as every other input error,

@@ -72,6 +72,12 @@ function fieldSize(
  * selected below it by its page size, and a look-up by the ids it names, so
  * `users(first: 100) { edges { node { orders(limit: 100) { id } } } }` costs what it really costs: 1 + 100 × (1 + 1 + (1 + 100 × 1)) = 10,301. Arguments are read as
  * execution will read them: `variables` are the coerced values, defaults applied.
+ *
+ * A fragment spread more than once in one selection counts once, as execution collects it once; and
+ * each field is weighed once, however many spreads reach it. Weighing therefore grows with the
+ * document, not with the paths its spreads make: a few kilobytes of fragments spreading each other
+ * hundreds of times (millions of paths) weigh in a millisecond, where walking every path held the
+ * process for seconds.
  */
 export function queryCost(
   schema: GraphQLSchema,
@@ -79,30 +85,54 @@ export function queryCost(
   selectionSet: SelectionSetNode,
   fragments: ReadonlyMap<string, FragmentDefinitionNode>,
   variables: Record<string, unknown>,
-  seen: ReadonlySet<string> = new Set(),
 ): number {
+  // Without fragments no field is reached twice, and there is nothing to remember.
+  const weighing: Weighing = { schema, fragments, variables, fieldCosts: fragments.size > 0 ? new Map() : undefined };
+  return selectionCost(weighing, parent, selectionSet, fragments.size > 0 ? new Set() : undefined);
+}
+
+interface Weighing {
+  schema: GraphQLSchema;
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>;
+  variables: Record<string, unknown>;
+  /** Each field's cost once weighed: spreads reach the same field again. */
+  fieldCosts: Map<FieldNode, number> | undefined;
+}
+
+/** What one selection costs: its fields and those its fragments bring, each fragment once (`spread` holds those met). */
+function selectionCost(weighing: Weighing, type: GraphQLCompositeType, set: SelectionSetNode, spread: Set<string> | undefined): number {
   let cost = 0;
-  for (const selection of selectionSet.selections) {
+  for (const selection of set.selections) {
     if (selection.kind === Kind.FIELD) {
-      const name = selection.name.value;
-      const field = 'getFields' in parent ? parent.getFields()[name] : undefined;
-      if (name.startsWith('__') || !field) continue;
-      const size = fieldSize(field, parent, selection, variables);
-      const child = getNamedType(field.type);
-      const below =
-        selection.selectionSet && isCompositeType(child) ? queryCost(schema, child, selection.selectionSet, fragments, variables, seen) : 0;
-      cost += 1 + size * below;
+      cost += fieldCost(weighing, type, selection);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-      const type = selection.typeCondition ? schema.getType(selection.typeCondition.name.value) : parent;
-      if (isCompositeType(type)) cost += queryCost(schema, type, selection.selectionSet, fragments, variables, seen);
-    } else {
-      const fragment = fragments.get(selection.name.value);
-      const type = fragment && schema.getType(fragment.typeCondition.name.value);
-      // A fragment spread within itself is a cycle, which validation refuses anyway.
-      if (!fragment || !isCompositeType(type) || seen.has(fragment.name.value)) continue;
-      cost += queryCost(schema, type, fragment.selectionSet, fragments, variables, new Set([...seen, fragment.name.value]));
+      const condition = selection.typeCondition ? weighing.schema.getType(selection.typeCondition.name.value) : type;
+      if (isCompositeType(condition)) cost += selectionCost(weighing, condition, selection.selectionSet, spread);
+    } else if (spread && !spread.has(selection.name.value)) {
+      spread.add(selection.name.value);
+      const fragment = weighing.fragments.get(selection.name.value);
+      const condition = fragment && weighing.schema.getType(fragment.typeCondition.name.value);
+      if (fragment && isCompositeType(condition)) cost += selectionCost(weighing, condition, fragment.selectionSet, spread);
     }
   }
+  return cost;
+}
+
+function fieldCost(weighing: Weighing, type: GraphQLCompositeType, selection: FieldNode): number {
+  const known = weighing.fieldCosts?.get(selection);
+  if (known !== undefined) return known;
+  // Set first: a field found again below itself (a fragment cycle, which validation refuses) adds nothing.
+  weighing.fieldCosts?.set(selection, 0);
+  const name = selection.name.value;
+  const field = 'getFields' in type ? type.getFields()[name] : undefined;
+  if (name.startsWith('__') || !field) return 0;
+  const child = getNamedType(field.type);
+  const below =
+    selection.selectionSet && isCompositeType(child)
+      ? selectionCost(weighing, child, selection.selectionSet, weighing.fieldCosts && new Set())
+      : 0;
+  const cost = 1 + fieldSize(field, type, selection, weighing.variables) * below;
+  weighing.fieldCosts?.set(selection, cost);
   return cost;
 }
 

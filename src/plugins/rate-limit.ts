@@ -111,8 +111,11 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       if (!ticket) return;
       const { document, operationName } = executionArgs(args);
       const fields = rootFields(document, operationName)?.fields ?? [];
-      // Each root field costs one unit. A decision already taken for this request stands as it was weighed.
-      if (!ticket.decision) ticket.cost = fields.length;
+      // Each root field costs one unit: one per name in the answer, as execution runs a field asked
+      // twice under one name once. A decision already taken for this request stands as it was weighed.
+      if (!ticket.decision) {
+        ticket.cost = fields.length < 2 ? fields.length : new Set(fields.map((field) => (field.alias ?? field.name).value)).size;
+      }
       // The library's plugin finds limited fields by walking the whole document with type information
       // on every request, and checks each; here every root field is limited, and the request is
       // weighed whole in one step of the counter, so its first root field's check decides it.

@@ -34,14 +34,23 @@ function walk(document: DocumentNode, operationName: string | null | undefined):
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
   }
-  const collect = (selectionSet: SelectionSetNode, seen: ReadonlySet<string>): FieldNode[] =>
-    selectionSet.selections.flatMap((selection) => {
-      if (selection.kind === Kind.FIELD) return selection.name.value === '__typename' ? [] : [selection];
-      if (selection.kind === Kind.INLINE_FRAGMENT) return collect(selection.selectionSet, seen);
-      const fragment = fragments.get(selection.name.value);
-      // A fragment spread within itself is a cycle, which validation refuses anyway.
-      if (!fragment || seen.has(fragment.name.value)) return [];
-      return collect(fragment.selectionSet, new Set([...seen, fragment.name.value]));
-    });
-  return { operation, fields: collect(operation.selectionSet, new Set()) };
+  // Each fragment once, however often it is spread, as execution collects it: walking every path
+  // instead made a few kilobytes of fragments spreading each other hundreds of times millions of fields.
+  const spread = new Set<string>();
+  const fields: FieldNode[] = [];
+  const collect = (selectionSet: SelectionSetNode): void => {
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) {
+        if (selection.name.value !== '__typename') fields.push(selection);
+      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+        collect(selection.selectionSet);
+      } else if (!spread.has(selection.name.value)) {
+        spread.add(selection.name.value);
+        const fragment = fragments.get(selection.name.value);
+        if (fragment) collect(fragment.selectionSet);
+      }
+    }
+  };
+  collect(operation.selectionSet);
+  return { operation, fields };
 }

@@ -77,6 +77,22 @@ describe('shape limits', () => {
     await expectRefused(`{ user(id: "${USER}") { ${fields} } }`, /^Token limit of 120 exceeded\.$/);
   });
 
+  it('field merging: a field repeated more often than validation will compare is refused as a limit, saying so', async () => {
+    const defaults = await startTestServer();
+    try {
+      const response = await defaults.gql(`{ ${'rateLimit { cost } '.repeat(600)}}`);
+      expect(response.status).toBe(400);
+      expect(response.body.errors?.map((error) => [error.message, error.extensions.code])).toEqual([
+        [
+          'Validation limit exceeded: the document repeats fields or fragments more often than can be checked; select each field once.',
+          'QUERY_TOO_COMPLEX',
+        ],
+      ]);
+    } finally {
+      await defaults.close();
+    }
+  });
+
   it("introspection: nested past graphql-js's own bound, it is refused as a limit too", async () => {
     await expectRefused(
       '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }',
@@ -146,6 +162,42 @@ describe('cost sees what execution sees', () => {
       fragment Deep on Order { id user { orders(limit: 5) { id } } }`;
     expect(cost(viaFragments)).toBe(NESTED_AT_100);
     expect(cost(`query ($m: Int = 100) { a: ${nested('$m')} b: ${nested('$m')} }`)).toBe(2 * NESTED_AT_100);
+  });
+
+  /** `head` (which spreads F1), each fragment spreading the next `times` times, `depth` fragments deep, the last selecting `leaf`. */
+  const fannedOut = (head: string, type: string, depth: number, times: number, leaf: string) =>
+    [
+      head,
+      ...Array.from({ length: depth - 1 }, (_, level) => `fragment F${level + 1} on ${type} { ${`...F${level + 2} `.repeat(times)}}`),
+      `fragment F${depth} on ${type} ${leaf}`,
+    ].join('\n');
+
+  it('weighs a fragment spread many times in one selection once, as execution runs it once', () => {
+    const page = '{ users(first: 100) { edges { node { id orders(limit: 5) { id } } } } }';
+    expect(cost(fannedOut('{ ...F1 }', 'Query', 4, 40, page))).toBe(cost(page));
+    // Spread under two fields, it runs under each.
+    expect(
+      cost(`{ a: user(id: "${USER}") { ...U } b: user(id: "${USER}") { ...U ...U } } fragment U on User { orders(limit: 5) { id } }`),
+    ).toBe(2 * (1 + (1 + 5)));
+  });
+
+  it('answers a small document that spreads its fragments many times as it runs, each root field billed once', async () => {
+    const defaults = await startTestServer();
+    try {
+      // 40 × 40 × 40 spreads: walked once per spread, as before, this small document took seconds of
+      // the process's only thread to weigh, for every request sending it.
+      const read = await defaults.gql(fannedOut('{ ...F1 }', 'Query', 4, 40, '{ rateLimit { cost } }'));
+      expect(read.status, JSON.stringify(read.body).slice(0, 500)).toBe(200);
+      expect(read.body).toEqual({ data: { rateLimit: { cost: 1 } } });
+      const user = await defaults.gql('mutation { createUser(input: { name: "Fan", email: "fan-out@example.com" }) { id } }');
+      const id = (user.body.data as { createUser: { id: string } }).createUser.id;
+      const write = await defaults.gql(
+        fannedOut(`mutation { createOrder(input: { userId: "${id}", total: 100 }) { ...F1 } }`, 'Order', 4, 40, '{ total }'),
+      );
+      expect(write.body).toEqual({ data: { createOrder: { total: 100 } } });
+    } finally {
+      await defaults.close();
+    }
   });
 
   it('refuses the nested default-variable query that used to be weighed at the default page size', async () => {

@@ -138,6 +138,13 @@ describe('one instance, counters in memory', () => {
     expect([typename.status, typename.body.data, rateLimitOf(typename).remaining]).toEqual([200, { __typename: 'Query' }, 4]);
     const beside = await server.gql(`{ __typename user(id: "${userId}") { id } }`, {}, { 'x-api-key': key });
     expect(rateLimitOf(beside).remaining).toBe(3);
+    // One field asked twice under one name (literally, or through a fragment spread twice) runs once.
+    const twice = await server.gql(
+      `{ user(id: "${userId}") { id } user(id: "${userId}") { name } ...One ...One } fragment One on Query { user(id: "${userId}") { email } }`,
+      {},
+      { 'x-api-key': key },
+    );
+    expect([twice.status, rateLimitOf(twice).remaining]).toEqual([200, 2]);
   });
 
   it('tells GraphQL clients their budget in the rateLimit field, this request included', async () => {
