@@ -206,10 +206,14 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       if (!state || !auth || key === undefined) return;
       const { document, operationName, variableValues } = executionArgs(args);
       const variables = variableValues ?? {};
-      const fingerprint =
+      const request =
         state.face === 'rest'
-          ? fingerprintOf(['rest', state.method, state.path, variables])
-          : fingerprintOf(['graphql', sourceOf(document), variables, operationName ?? null]);
+          ? ['rest', state.method, state.path, variables]
+          : ['graphql', sourceOf(document), variables, operationName ?? null];
+      // The user a token acts for is part of the request: a replay skips the check that the token's
+      // user may do what the write did, so another user's token must not match. Without a token the
+      // parts are as they always were, and so are the fingerprints records already hold.
+      const fingerprint = fingerprintOf(auth.userId === undefined ? request : [...request, { actingFor: auth.userId }]);
       return IdempotentWrite.begin(options.em, { apiKeyId: auth.key.id, key, fingerprint }).then((write) => {
         state.write = write;
         state.sealedFor = `idempotency ${auth.key.id} ${key}`;

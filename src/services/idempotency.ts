@@ -121,7 +121,7 @@ const FIND = prepared(
 function replayOf(stored: Stored, scope: IdempotencyScope): RecordedOutcome {
   if (stored.fingerprint !== scope.fingerprint) {
     throw new IdempotencyKeyReusedError(
-      'This Idempotency-Key was used for a different request (another operation, path or body); use a new key for a new request.',
+      'This Idempotency-Key was used for a different request (another operation, path or body, or another user token); use a new key for a new request.',
     );
   }
   return { status: stored.status, headers: stored.headers, body: stored.body };

@@ -198,8 +198,10 @@ describe('Idempotency-Key on REST', () => {
       });
     const refused = await refuse(other);
     expectProblem(refused, 403, 'forbidden', `/users/${userId}`);
-    const replayed = await refuse(token);
+    const replayed = await refuse(other);
     expect([replayed.status, replayed.text, replayed.headers.get('idempotent-replayed')]).toEqual([403, refused.text, 'true']);
+    // The user a token acts for is part of the request: the same key with the user's own token is another request.
+    expectProblem(await refuse(token), 422, 'idempotency-key-reused', `/users/${userId}`);
   });
 
   it('ignores the header on reads', async () => {

@@ -180,6 +180,33 @@ describe("a user's own data", () => {
     expect(rows[0]!.n).toBe(1);
   });
 
+  it("is not replayed to another user's token that sends the same Idempotency-Key", async () => {
+    const [bobs, alices] = [await sign(bob), await sign(alice)];
+    const key = (name: string) => ({ 'idempotency-key': `${name}-${Date.now()}-${Math.random()}` });
+    const patch = key('patch');
+    const own = await call('PATCH', `/users/${bob}`, { ...as(bobs), ...patch }, { name: 'Bob Again' });
+    expect(own.status).toBe(200);
+    const other = await call('PATCH', `/users/${bob}`, { ...as(alices), ...patch }, { name: 'Bob Again' });
+    expect([other.status, other.body?.type]).toEqual([422, 'https://portico.dev/problems/idempotency-key-reused']);
+    expect(other.text).not.toContain('bob@example.com');
+
+    const order = key('order');
+    expect((await call('POST', `/users/${bob}/orders`, { ...as(bobs), ...order }, { total: 4200 })).status).toBe(201);
+    const replayed = await call('POST', `/users/${bob}/orders`, { ...as(alices), ...order }, { total: 4200 });
+    expect(replayed.status).toBe(422);
+    expect(replayed.text).not.toContain('4200');
+
+    const mutation = `mutation { createOrder(input: { userId: "${bob}", total: 4200 }) { id total } }`;
+    const write = key('graphql');
+    expect((await graphql(mutation, { ...as(bobs), ...write })).status).toBe(200);
+    const foreign = await graphql(mutation, { ...as(alices), ...write });
+    expect(foreign.text).not.toContain('4200');
+    expect((foreign.body?.errors as { extensions: { code: string } }[])[0]!.extensions.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    // Bob's own retry is still his replay.
+    const retry = await call('PATCH', `/users/${bob}`, { ...as(bobs), ...patch }, { name: 'Bob Again' });
+    expect([retry.status, retry.body?.name]).toEqual([200, 'Bob Again']);
+  });
+
   it('without a token, an order reads alike whether it exists or not, and does not name its user', async () => {
     const missing = 'ord_01jd3x3b8vfb9s1p4t4p6q2k7m';
     const [existing, absent] = [await call('GET', `/orders/${bobsOrder}`, as()), await call('GET', `/orders/${missing}`, as())];
