@@ -36,6 +36,12 @@ export function useGraphiQLAssets(enabled: boolean): ServerPlugin {
         );
       });
     },
+    onResponse({ response }) {
+      // The page itself, which yoga renders: no other site may frame it to have its visitors click in
+      // it. (Its inline scripts and styles leave nothing else of a policy worth setting.)
+      if (response.headers.get('content-type')?.startsWith('text/html'))
+        response.headers.set('content-security-policy', "frame-ancestors 'none'");
+    },
   };
 }
 

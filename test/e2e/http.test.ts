@@ -287,6 +287,8 @@ describe('GraphiQL', () => {
   it('is served to browsers with every asset from this service', async () => {
     const page = await fetch(`${server.url}/graphql`, { headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
+    // No other site may show it in a frame, to have its visitors click in it (as with /docs).
+    expect(page.headers.get('content-security-policy')).toBe("frame-ancestors 'none'");
     const html = await page.text();
     expect(html).toContain('renderYogaGraphiQL');
     expect(html).not.toMatch(/(src|href)=["']?(https?:)?\/\//);
