@@ -45,6 +45,9 @@ export async function startServiceProcess(
   });
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
   let output = '';
+  // Read, or a child that writes more than a pipe holds to stderr would block on its next write.
+  let errors = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (errors = (errors + chunk).slice(-10_000)));
   const port = await new Promise<number>((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       output += chunk;
@@ -52,7 +55,7 @@ export async function startServiceProcess(
       if (listening) resolve(Number(listening[1]));
       if (role === 'worker' && output.includes('webhook worker started')) resolve(0);
     });
-    void exited.then((how) => reject(new Error(`the service exited (${String(how)}) before listening: ${output}`)));
+    void exited.then((how) => reject(new Error(`the service exited (${String(how)}) before listening: ${output}${errors}`)));
   });
   return { url: `http://127.0.0.1:${port}`, exited, output: () => output, stop: (signal = 'SIGTERM') => child.kill(signal) };
 }
