@@ -1,15 +1,23 @@
 // What a failed database call means for the request that made it: PostgreSQL cancelled a statement
-// that ran too long, or the database cannot be reached (refused, reset, silent, shutting down). Both
-// are worth a retry; neither is a bug, so neither is a 500. Or the statement was stopped by a refused
-// claim of its transaction's idempotency key, whose answer replaces the request's.
+// that ran too long, or undid a transaction caught in a deadlock with another, or the database cannot
+// be reached (refused, reset, silent, shutting down). Each is worth a retry; none is a bug, so none is
+// a 500. Or the statement was stopped by a refused claim of its transaction's idempotency key, whose
+// answer replaces the request's.
 
-export type DatabaseFailure = 'statement-timeout' | 'unreachable' | 'idempotency-key-claimed';
+export type DatabaseFailure = 'statement-timeout' | 'concurrent-writes' | 'unreachable' | 'idempotency-key-claimed';
 
 /** The idempotency claim's refusals (the idempotency_claim migration): the key is in use; it has a live record. */
 export const REFUSED_CLAIM = { inUse: 'PI409', recorded: 'PI200' } as const;
 
 /** PostgreSQL's "canceling statement due to statement timeout". */
 const QUERY_CANCELED = '57014';
+
+/**
+ * A transaction PostgreSQL undid for another's sake: a deadlock (two writers each waiting for what the
+ * other holds, as two documents updating the same users in opposite orders do), or a serialization
+ * failure. The same request sent again runs as if alone.
+ */
+const UNDONE_FOR_ANOTHER = new Set(['40P01', '40001']);
 
 /**
  * SQLSTATEs meaning the session or server went away: connection exceptions (class 08), shutdowns, no
@@ -47,6 +55,7 @@ export function databaseFailureOf(error: unknown, depth = 0): DatabaseFailure | 
     (name): unknown => Reflect.get(error, name),
   );
   if (code === QUERY_CANCELED) return 'statement-timeout';
+  if (typeof code === 'string' && UNDONE_FOR_ANOTHER.has(code)) return 'concurrent-writes';
   if (code === REFUSED_CLAIM.inUse || code === REFUSED_CLAIM.recorded) return 'idempotency-key-claimed';
   if (typeof code === 'string' && (UNREACHABLE_STATES.test(code) || UNREACHABLE_ERRNOS.has(code))) return 'unreachable';
   if (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)) return 'unreachable';

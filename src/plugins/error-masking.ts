@@ -34,6 +34,10 @@ function domainErrorOf(error: unknown): DomainError | undefined {
       return new TimeoutError('The request took too long and was stopped; try again, or ask for less at once.');
     case 'unreachable':
       return new UnavailableError(`The database cannot be reached right now; try again in ${UNAVAILABLE_RETRY_AFTER_S} seconds.`);
+    case 'concurrent-writes':
+      return new UnavailableError(
+        `The request met concurrent writes to the same data and was undone; nothing of it was kept. Send it again in ${UNAVAILABLE_RETRY_AFTER_S} seconds.`,
+      );
     case 'idempotency-key-claimed':
       // The idempotency plugin answers with the key's record or refusal instead.
       return new IdempotencyKeyInFlightError('A request with this Idempotency-Key was answered or is still being processed.');
@@ -49,8 +53,9 @@ function isGraphQLOwnError(error: unknown): error is GraphQLError {
 
 /**
  * How loudly an error that reached a client is logged: errors the client caused are worth a debug
- * line; a statement that timed out a warning; an unreachable database is reported once per outage
- * where connections fail (db/availability.ts), not once per request; anything else is a bug.
+ * line; a statement that timed out, or a transaction undone by a deadlock, a warning; an unreachable
+ * database is reported once per outage where connections fail (db/availability.ts), not once per
+ * request; anything else is a bug.
  */
 export function logLevelOf(error: unknown): 'debug' | 'warn' | 'error' {
   // Execution the deadline or a departed client cut short: answered (or unheard) already.
@@ -61,7 +66,8 @@ export function logLevelOf(error: unknown): 'debug' | 'warn' | 'error' {
     return 'debug';
   }
   const domain = domainErrorOf(error);
-  if (domain instanceof TimeoutError) return 'warn';
+  // Contention worth seeing, though the client was told to retry.
+  if (domain instanceof TimeoutError || databaseFailureOf(error) === 'concurrent-writes') return 'warn';
   return domain !== undefined || isGraphQLOwnError(error) ? 'debug' : 'error';
 }
 

@@ -1,6 +1,9 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { match } from '../support/match.ts';
 import { startTestServer, testUserToken, type TestServer } from '../support/server.ts';
+import { eventually } from '../support/steady-load.ts';
+import { lockUser } from '../../src/db/user-locks.ts';
 
 let server: TestServer;
 beforeAll(async () => {
@@ -306,6 +309,62 @@ describe('several mutations in one document', () => {
     expect(firstError(taken)).toMatchObject({ path: ['b'], extensions: { code: 'CONFLICT' } });
     const [row] = await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from users where email = ?', [email]);
     expect(row!.n).toBe(0);
+  });
+
+  it.each([
+    ['without an Idempotency-Key', {}],
+    ['with an Idempotency-Key, free again for the retry', { 'idempotency-key': `deadlock-${Date.now()}` }],
+  ])('undone by a deadlock with another writer are answered 503 UNAVAILABLE, and nothing is kept (%s)', async (_, headers) => {
+    const [first, second] = [await createUser(), await createUser()];
+    const send = () =>
+      server.gql(
+        `mutation ($a: ID!, $b: ID!) {
+           a: updateUser(id: $a, input: { name: "Deadlocked A" }) { name }
+           b: updateUser(id: $b, input: { name: "Deadlocked B" }) { name }
+         }`,
+        { a: first.id, b: second.id },
+        headers,
+      );
+    // Another writer holds the second user and will then want the first, which the document holds.
+    const other = new pg.Client({ connectionString: server.databaseUrl });
+    await other.connect();
+    // The document, not this writer, is to be the one undone, however slowly the wait below is seen
+    // (setting it takes a superuser; PostgreSQL otherwise still undoes the first to wait, the document).
+    await other.query("set deadlock_timeout = '1min'").catch(() => undefined);
+    try {
+      await other.query('begin');
+      await other.query(`select ${lockUser('$1')}`, [second.id]);
+      const document = send();
+      // Once the document waits for the second user, the other writer asks for the first: a cycle,
+      // which PostgreSQL breaks by failing the transaction that has waited longest, the document's.
+      await eventually(
+        async () => {
+          const waiting = await other.query(
+            `select 1 from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`,
+          );
+          return waiting.rowCount! > 0;
+        },
+        'the document to wait for the second user',
+        10_000,
+      );
+      const otherLock = other.query(`select ${lockUser('$1')}`, [first.id]);
+      const response = await document;
+      await otherLock;
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('2');
+      expect(response.body.errors?.map((error) => error.extensions.code)).toEqual(['UNAVAILABLE']);
+      expect(response.body.errors![0]!.message).toMatch(/concurrent/);
+    } finally {
+      await other.query('rollback');
+      await other.end();
+    }
+    const names = await server.orm.em
+      .fork()
+      .execute<{ name: string }[]>('select name from users where id in (?, ?)', [first.id, second.id]);
+    expect(names.map((row) => row.name).sort()).toEqual([first.name, second.name].sort());
+    // Sent again as it was, it runs.
+    const retry = await send();
+    expect([retry.status, retry.body.data]).toEqual([200, { a: { name: 'Deadlocked A' }, b: { name: 'Deadlocked B' } }]);
   });
 });
 
