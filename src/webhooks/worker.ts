@@ -80,13 +80,25 @@ export class DeliveryWorker {
     this.#loop = this.#run();
   }
 
-  /** Stops claiming, lets the attempts under way finish and settles them. */
+  /**
+   * Stops claiming, lets the attempts under way finish and settles them: the try under way, then one
+   * more for what it did not hold, each within the database's bounds. Outcomes still unrecorded then
+   * are given up; their claims lapse and their deliveries are sent again, as after a crash.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#poke();
     await this.#loop;
     if (this.#inFlight > 0) await new Promise<void>((resolve) => (this.#idle = resolve));
+    await this.#settling;
     await this.#settle();
+    clearTimeout(this.#settleRetry);
+    if (this.#toSettle.length > 0) {
+      this.#deps.logger.warn(
+        { outcomes: this.#toSettle.length },
+        'stopping with webhook attempts unrecorded; their deliveries are sent again once their claims lapse',
+      );
+    }
     await this.#listener?.close();
     await this.#sender.close();
   }
@@ -247,10 +259,15 @@ export class DeliveryWorker {
     this.#poke();
   }
 
-  /** Writes the outcomes gathered so far in one statement; those that arrive meanwhile go in the next. */
-  async #settle(): Promise<void> {
-    while (this.#settling) await this.#settling;
-    if (this.#toSettle.length === 0) return;
+  /**
+   * Writes the outcomes gathered so far in one statement; those that arrive meanwhile go in the next,
+   * which starts when this one has recorded its own. One try at a time, shared by every caller: each
+   * ended attempt asks for one, and a try per caller after a failure made a stop wait the database's
+   * bounds once for every attempt that had ended.
+   */
+  #settle(): Promise<void> {
+    if (this.#settling) return this.#settling;
+    if (this.#toSettle.length === 0) return Promise.resolve();
     const batch = this.#toSettle;
     this.#toSettle = [];
     this.#settling = settleDeliveries(this.#deps.sql, batch)
@@ -276,9 +293,11 @@ export class DeliveryWorker {
       })
       .finally(() => {
         this.#settling = undefined;
+        // Outcomes that came in meanwhile, unless the database failed this try (a retry is set for that).
+        if (this.#toSettle.length > 0 && this.#unrecordedSince === undefined) void this.#settle();
         // Recorded outcomes release their claims: an immediate retry is due now, not at the next poll.
         this.#poke();
       });
-    await this.#settling;
+    return this.#settling;
   }
 }

@@ -470,6 +470,47 @@ describe('an outcome that cannot be recorded at once', () => {
     }));
 });
 
+describe('a stop while outcomes cannot be recorded', () => {
+  it('tries once more to record them, not once per attempt that ended, and ends', () =>
+    apart(async (isolated, own) => {
+      const database = new URL(isolated.databaseUrl);
+      const proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
+      const many = 32;
+      const faulty = await startTestWorker(
+        isolated,
+        // Time-outs long enough for every attempt to be under way before the first ends.
+        { concurrency: many, endpointConcurrency: many, timeoutMs: 4000 },
+        { databaseUrl: proxy.proxiedUrl(isolated.databaseUrl) },
+      );
+      let answer!: () => void;
+      const never = new Promise<void>((resolve) => (answer = resolve));
+      try {
+        const endpoint = await register(isolated, own, ['USER_CREATED']);
+        await eventually(() => requestsAt(endpoint.path, 'ping', own).length === 1, 'the ping', 10_000);
+        // Every attempt waits for an answer until its time-out, by which time the database is silent.
+        own.answer = answerAt(endpoint, () => ({ until: never, status: 200 }));
+        for (let i = 0; i < many; i++) await createUser(isolated);
+        await eventually(() => requestsAt(endpoint.path, 'user.created', own).length >= many, 'every attempt to be under way', 15_000);
+        await proxy.set('blackhole');
+        await eventually(
+          () => faulty.logs.some((line) => line.msg === 'could not record webhook attempts; trying again'),
+          'the worker to fail to record them',
+          15_000,
+        );
+        // Each try waits out the database's bounds: one per attempt that ended made the stop wait
+        // minutes (32 tries here, of a second or two each, past this test's time-out).
+        await faulty.stop();
+        const unrecorded = faulty.logs.filter((line) => String(line.msg).startsWith('stopping with webhook attempts unrecorded'));
+        expect(unrecorded).toHaveLength(1);
+        expect(unrecorded[0]!.outcomes).toBeGreaterThan(0);
+      } finally {
+        answer();
+        await faulty.stop();
+        await proxy.close();
+      }
+    }));
+});
+
 // Each test starts the service as a process, which on two busy cores can take seconds.
 describe('running it', { timeout: 60_000 }, () => {
   /** The service process spoken to directly, with the suite's key (the two share the database). */

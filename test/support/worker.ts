@@ -47,11 +47,14 @@ export async function startTestWorker(
       listen(databaseUrl ?? server.databaseUrl, DELIVERIES_CHANNEL, onNotify, logger, { bounds: BOUNDS, retryMs: 200, heartbeatMs: 500 }),
   });
   await worker.start();
+  // Once, however often a test and its clean-up ask.
+  let stopped: Promise<void> | undefined;
   return {
     logs,
-    async stop() {
-      await worker.stop();
-      await orm?.close();
-    },
+    stop: () =>
+      (stopped ??= (async () => {
+        await worker.stop();
+        await orm?.close();
+      })()),
   };
 }
