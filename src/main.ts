@@ -3,6 +3,7 @@
 // in-flight requests and deliveries, close the pool, stop embedded PostgreSQL, send the last spans.
 // First, so that V8's settings are in force before anything else loads.
 import './heap-settings.ts';
+import os from 'node:os';
 import { createApp } from './server.ts';
 import { armFailpoints, stopAt } from './failpoints.ts';
 import { CursorCodec } from './pagination/cursor.ts';
@@ -40,17 +41,20 @@ if (!(ROLES as readonly string[]).includes(role)) {
 let shuttingDown = false;
 let stop: () => Promise<void> = async () => undefined;
 /**
- * Settles when the start has ended, once the database is open: a stop asked for during the rest of
- * the start waits for it, or the parts started after the signal (the API, the worker) would serve on
- * with nothing to stop them, holding pooled connections the pool's close waits for. Each step of that
- * rest is bounded; before the database is open, there is nothing to wait for.
+ * Settles when the start has ended: a stop asked for during it waits for it. Otherwise a part started
+ * after the signal (the API, the worker) would serve on with nothing to stop it, holding pooled
+ * connections the pool's close waits for; and an exit in the middle of the first start left an
+ * embedded PostgreSQL running, or a data folder initialised without its credentials, which no later
+ * start could open. Each step of the start is bounded, and a second signal exits at once.
  */
-let startEnded: Promise<void> = Promise.resolve();
+let endStart: () => void = () => undefined;
+const startEnded = new Promise<void>((resolve) => (endStart = resolve));
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     if (shuttingDown) {
       process.stderr.write('portico: second signal, exiting at once.\n');
-      process.exit(130);
+      // As a shell reports a process the signal ended: 130 for SIGINT, 143 for SIGTERM.
+      process.exit(128 + os.constants.signals[signal]);
     }
     shuttingDown = true;
     startEnded
@@ -65,7 +69,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
-let endStart: () => void = () => undefined;
 try {
   const { config, logger, db } = await start({
     migrate: true,
@@ -76,7 +79,6 @@ try {
       if (tracing) (await import('./telemetry/tracing.ts')).startTracing(tracing, logger);
     },
   });
-  startEnded = new Promise((resolve) => (endStart = resolve));
   armFailpoints(config.failpoints);
   stop = () => db.close();
   const sql = await sqlOf(db.orm);
@@ -116,8 +118,8 @@ try {
     parts.push(() => metricsServer.close());
     logger.info({ metricsPort: metricsServer.port }, `metrics on http://${config.host}:${metricsServer.port}${METRICS_PATH}`);
   }
-  if (role !== 'worker') serving.push(await startApi(config, logger, db, sql, webhooks, metrics));
-  // A stop asked for by now begins no deliveries it would have to wait for.
+  // A stop asked for by now opens no port and begins no deliveries it would have to wait for.
+  if (role !== 'worker' && !shuttingDown) serving.push(await startApi(config, logger, db, sql, webhooks, metrics));
   if (role !== 'api' && !shuttingDown) {
     const worker = new DeliveryWorker({
       sql,

@@ -227,6 +227,28 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     expect(run.stderr.trim().startsWith('No API keys existed')).toBe(true);
   });
 
+  it('stops cleanly when interrupted in the middle of its first start, and the next start serves on that folder', async () => {
+    const folder = await makeTempDir();
+    const first = startProcess({ DATA_DIR: folder, PORT: String(await freePort()) });
+    await waitFor(
+      () => logs(first).some((line) => line.msg === 'initialising the embedded PostgreSQL data folder (first run)'),
+      30_000,
+      'the first start to initialise PostgreSQL',
+    );
+    first.child.kill('SIGINT');
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    expect(logs(first).map((line) => line.msg)).toEqual(match.arrayContaining(['embedded PostgreSQL stopped', 'stopped']));
+    expect(logs(first).filter((line) => line.msg.startsWith('listening on'))).toEqual([]);
+    // Nothing left running, and nothing half made: the folder serves as if the first start had ended.
+    expect(existsSync(path.join(folder, 'postgres.owner'))).toBe(false);
+    const port = await freePort();
+    const second = startProcess({ DATA_DIR: folder, PORT: String(port) });
+    await waitUntilListening(second);
+    expect((await httpJson(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+  });
+
   it('reuses the data on a second start', async () => {
     const port = await freePort();
     const run = startProcess({ DATA_DIR: dataDir, PORT: String(port) });
