@@ -267,7 +267,7 @@ function serverUrl(
   name: string,
   schemes: readonly [string, string],
   example: string,
-  { numberedDatabase = false }: { numberedDatabase?: boolean } = {},
+  { numberedDatabase = false, namedDatabase = false }: { numberedDatabase?: boolean; namedDatabase?: boolean } = {},
 ): string | undefined {
   const raw = env[name]?.trim();
   if (!raw) return undefined;
@@ -291,6 +291,10 @@ function serverUrl(
     } catch {
       throw new ConfigError(`${name} has a malformed %-escape in its ${what}; write a % itself as %25.`);
     }
+  }
+  // Without one the ORM stops the start with a stack trace.
+  if (namedDatabase && url.pathname.replace(/^\//, '') === '') {
+    throw new ConfigError(`${name} must name its database (the /database of ${example}).`);
   }
   // The client would send `SELECT NaN`, refused with a stack trace.
   if (numberedDatabase && !/^\/?\d*$/.test(url.pathname)) {
@@ -418,7 +422,9 @@ export function loadConfig(env: Env = process.env): Config {
   // What production needs and development generates or defaults, gathered so that one message names
   // every one missing.
   const missing: string[] | undefined = production ? [] : undefined;
-  const databaseUrl = serverUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'], 'postgres://user:password@host:5432/database');
+  const databaseUrl = serverUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'], 'postgres://user:password@host:5432/database', {
+    namedDatabase: true,
+  });
   if (databaseUrl === undefined) missing?.push('DATABASE_URL (production runs no embedded PostgreSQL)');
   const cursorSecret = secret(env, 'CURSOR_SECRET', missing);
   const apiKeyPepper = secret(env, 'API_KEY_PEPPER', missing);

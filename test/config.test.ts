@@ -38,6 +38,11 @@ describe('configuration', () => {
     [{ DATABASE_URL: 'postgres://u:p%zz@db:5432/x' }, /DATABASE_URL has a malformed %-escape in its password/],
     [{ DATABASE_URL: 'postgres://u%zz:p@db:5432/x' }, /DATABASE_URL has a malformed %-escape in its user name/],
     [{ DATABASE_URL: 'postgres://u:p@db:5432/d%zzb' }, /DATABASE_URL has a malformed %-escape in its database name/],
+    [
+      { DATABASE_URL: 'postgres://u:p@db:5432' },
+      /DATABASE_URL must name its database \(the \/database of postgres:\/\/user:password@host:5432\/database\)/,
+    ],
+    [{ DATABASE_URL: 'postgres://' }, /DATABASE_URL must name its database/],
     [{ REDIS_URL: 'redis://:p%zz@cache:6379' }, /REDIS_URL has a malformed %-escape in its password/],
     [{ REQUEST_TIMEOUT_MS: '5' }, /REQUEST_TIMEOUT_MS must be a whole number from 100/],
     [{ CORS_ORIGINS: 'https://app.example.com/path' }, /CORS_ORIGINS must be a comma-separated list of origins/],
