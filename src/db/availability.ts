@@ -3,6 +3,7 @@
 // second, and the end is logged once with how long it lasted and how many calls failed. Requests
 // meanwhile answer 503 on their own (see plugins/error-masking.ts), so nothing here sits in their way.
 import type { Logger } from '../log.ts';
+import { requestContext } from '../request-context.ts';
 
 export interface AvailabilityStats {
   available: boolean;
@@ -80,13 +81,16 @@ export class DatabaseAvailability {
 
   #scheduleProbe(): void {
     if (this.#closed) return;
-    this.#timer = setTimeout(() => {
-      const startedAt = Date.now();
-      this.#probe().then(
-        () => this.succeeded(startedAt),
-        () => this.#outage && this.#scheduleProbe(),
-      );
-    }, this.#probeEveryMs);
+    // Outside the request that noticed the outage, which ended long before the probe speaks.
+    this.#timer = requestContext.exit(() =>
+      setTimeout(() => {
+        const startedAt = Date.now();
+        this.#probe().then(
+          () => this.succeeded(startedAt),
+          () => this.#outage && this.#scheduleProbe(),
+        );
+      }, this.#probeEveryMs),
+    );
     this.#timer.unref();
   }
 

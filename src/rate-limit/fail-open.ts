@@ -4,6 +4,7 @@
 // the running figures in `stats` are served on /ready for monitoring. While the store is out, a
 // probe asks it every second, so the end of an outage is noticed even when no request comes.
 import type { Logger } from '../log.ts';
+import { requestContext } from '../request-context.ts';
 import type { MaybePromise } from '../maybe-promise.ts';
 import type { RateLimitCounter, WindowState } from './counter.ts';
 
@@ -83,13 +84,16 @@ export class FailOpenCounter {
     if (!this.stats.degraded) {
       this.stats.degraded = true;
       tell();
-      this.#probe = setInterval(
-        () =>
-          void this.#counter.ping().then(
-            () => this.#recovered(),
-            () => undefined,
-          ),
-        PROBE_EVERY_MS,
+      // Outside the request that noticed the outage, which ended long before the probe speaks.
+      this.#probe = requestContext.exit(() =>
+        setInterval(
+          () =>
+            void this.#counter.ping().then(
+              () => this.#recovered(),
+              () => undefined,
+            ),
+          PROBE_EVERY_MS,
+        ),
       );
       this.#probe.unref();
     }
