@@ -274,6 +274,14 @@ export async function startEmbeddedPostgres(
       logger.warn({ port, pid }, 'found the embedded PostgreSQL left running by a previous run that did not stop cleanly; taking it over');
     }
   } else {
+    // A server started here would be taken from the service still running on the folder: it would
+    // not know of it, and the next start, finding this process the owner, would run a second service.
+    const owner = await readOwner(ownerFile);
+    if (owner?.service && owner.pid !== process.pid && (await isRunning(owner.pid, 'node'))) {
+      throw new StartupError(
+        `The Portico service (process ${owner.pid}) on ${dataDir} has lost its embedded PostgreSQL; restart that service, which starts it again.`,
+      );
+    }
     port = await freePort();
     const log = openSync(logFile, 'a', 0o640);
     if (runAs.uid !== undefined) await fs.chown(logFile, runAs.uid, runAs.gid!);

@@ -295,6 +295,35 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
   });
 
+  it('refuses a command, and a second service, on a folder whose running service lost its PostgreSQL', async () => {
+    const folder = await makeTempDir();
+    const first = startProcess({ DATA_DIR: folder, PORT: String(await freePort()) });
+    await waitUntilListening(first);
+    const pgPid = await postgresPid(folder);
+    process.kill(pgPid, 'SIGKILL');
+    await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
+    const refusal = `The Portico service (process ${first.child.pid}) on ${folder} has lost its embedded PostgreSQL; restart that service, which starts it again.`;
+
+    // Starting another server under the service would take the folder from it: the next start would
+    // no longer see the service, and two services would run on one folder.
+    const command = spawn(process.execPath, ['src/cli/keys.ts', 'list', '--json'], {
+      cwd: ROOT,
+      env: { ...process.env, DATA_DIR: folder, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let told = '';
+    command.stderr.setEncoding('utf8').on('data', (chunk: string) => (told += chunk));
+    expect(await new Promise((resolve) => command.once('close', resolve))).toBe(1);
+    expect(told).toBe(`portico: cannot start: ${refusal}\n`);
+    const second = startProcess({ DATA_DIR: folder, PORT: String(await freePort()) });
+    expect(await second.exited).toEqual({ code: 1, signal: null });
+    expect(second.stderr).toBe(`portico: cannot start: ${refusal}\n`);
+    expect(await fs.readFile(path.join(folder, 'postgres.owner'), 'utf8')).toBe(`${first.child.pid}\nservice\n`);
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+  });
+
   it('takes over the PostgreSQL left running by a SIGKILLed run, and stops it on SIGTERM', async () => {
     const crashed = startProcess({ DATA_DIR: dataDir, PORT: String(await freePort()) });
     await waitUntilListening(crashed);
