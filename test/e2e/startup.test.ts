@@ -125,6 +125,21 @@ async function httpJson(url: string, init?: RequestInit): Promise<{ status: numb
   return { status: response.status, body: await response.json() };
 }
 
+/** `keys list --json`, a command, on the embedded PostgreSQL of `dataDir`. */
+async function listKeys(dataDir: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const command = spawn(process.execPath, ['src/cli/keys.ts', 'list', '--json'], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  command.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  command.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const code = await new Promise<number | null>((resolve) => command.once('close', resolve));
+  return { code, stdout, stderr };
+}
+
 /** The key the first development start created and printed; later starts reuse it. */
 let apiKey = '';
 
@@ -277,15 +292,9 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
       `portico: cannot start: Another Portico service (process ${first.child.pid}) is running on the embedded PostgreSQL in ${dataDir}; set DATABASE_URL to share its database, or DATA_DIR to a folder of its own to run apart.\n`,
     );
 
-    const command = spawn(process.execPath, ['src/cli/keys.ts', 'list', '--json'], {
-      cwd: ROOT,
-      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let listed = '';
-    command.stdout.setEncoding('utf8').on('data', (chunk: string) => (listed += chunk));
-    expect(await new Promise((resolve) => command.once('close', resolve))).toBe(0);
-    expect((JSON.parse(listed) as unknown[]).length).toBeGreaterThan(0);
+    const listed = await listKeys(dataDir);
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as unknown[]).length).toBeGreaterThan(0);
     // The command left the server running under the service.
     expect(await gql(port, READ_USER, { id: user.id })).toEqual({ user });
 
@@ -306,15 +315,8 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
 
     // Starting another server under the service would take the folder from it: the next start would
     // no longer see the service, and two services would run on one folder.
-    const command = spawn(process.execPath, ['src/cli/keys.ts', 'list', '--json'], {
-      cwd: ROOT,
-      env: { ...process.env, DATA_DIR: folder, DATABASE_URL: '', LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let told = '';
-    command.stderr.setEncoding('utf8').on('data', (chunk: string) => (told += chunk));
-    expect(await new Promise((resolve) => command.once('close', resolve))).toBe(1);
-    expect(told).toBe(`portico: cannot start: ${refusal}\n`);
+    const listed = await listKeys(folder);
+    expect([listed.code, listed.stderr]).toEqual([1, `portico: cannot start: ${refusal}\n`]);
     const second = startProcess({ DATA_DIR: folder, PORT: String(await freePort()) });
     expect(await second.exited).toEqual({ code: 1, signal: null });
     expect(second.stderr).toBe(`portico: cannot start: ${refusal}\n`);
