@@ -307,7 +307,8 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
   it('refuses a command, and a second service, on a folder whose running service lost its PostgreSQL', async () => {
     const folder = await makeTempDir();
     const first = startProcess({ DATA_DIR: folder, PORT: String(await freePort()) });
-    await waitUntilListening(first);
+    // Started to the end: a start that loses its database fails and exits, and owns nothing then.
+    await waitFor(() => logs(first).some((line) => line.msg === 'webhook worker started'), 45_000, 'the start to end');
     const pgPid = await postgresPid(folder);
     process.kill(pgPid, 'SIGKILL');
     await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
