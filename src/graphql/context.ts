@@ -5,10 +5,14 @@ import type { CursorCodec } from '../pagination/cursor.ts';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
 import type { RequestAuth } from '../services/request-auth.ts';
 import type { WebhookSettings } from '../services/webhook-endpoints.ts';
+import type { ServerContext } from '../plugins/server-context.ts';
 import type { Loaders } from './loaders.ts';
 
-/** What every resolver receives: plain reads, a request-scoped entity manager for writes, and the request's batch loaders. */
-export interface GraphQLContext {
+/**
+ * What every resolver receives: plain reads, a request-scoped entity manager for writes, and the
+ * request's batch loaders; and what the plugins set on the execution context for resolvers to read.
+ */
+export interface GraphQLContext extends Pick<ServerContext, 'severalMutations'> {
   /** Reads: plain SQL on the pool. */
   sql: Sql;
   /** Writes: the unit of work of this request, made on the first call (reads need none). */

@@ -34,10 +34,11 @@ export function useDocumentTransactions(base: EntityManager): ServerPlugin {
   return {
     onExecute({ args, executeFn, setExecuteFn }) {
       const context = args.contextValue;
-      if (context.idempotency?.write) return;
       const { document, operationName, schema } = executionArgs(args);
       const root = rootFields(document, operationName);
-      if (root?.operation.operation !== OperationTypeNode.MUTATION || !mayFailAfterWriting(schema, document, root)) return;
+      if (root?.operation.operation !== OperationTypeNode.MUTATION) return;
+      if (root.fields.length > 1) context.severalMutations = true;
+      if (context.idempotency?.write || !mayFailAfterWriting(schema, document, root)) return;
       setExecuteFn(async (execution: ExecutionArgs) => {
         const transaction = base.fork();
         await transaction.begin();

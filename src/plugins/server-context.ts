@@ -21,6 +21,11 @@ export interface ServerContext {
   idempotency?: IdempotencyState;
   /** Set by useDocumentTransactions for a document with several mutations (and no Idempotency-Key): what they run in. */
   documentTransaction?: EntityManager;
+  /**
+   * Set by useDocumentTransactions when the document runs several mutations, which hold what each
+   * locks until they commit together (with or without an Idempotency-Key).
+   */
+  severalMutations?: boolean;
 }
 
 /**

@@ -5,7 +5,7 @@ import { newId } from '../db/ids.ts';
 import type { StatementRunner } from '../db/prepared.ts';
 import { ORDER_COLUMNS, orderResource, type OrderRecord } from '../db/records.ts';
 import { statement, type Sql } from '../db/sql.ts';
-import { lockUserShared } from '../db/user-locks.ts';
+import { lockUser, lockUserShared } from '../db/user-locks.ts';
 import { NotFoundError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
@@ -19,18 +19,26 @@ export interface CreateOrderFields {
   status?: string | null;
 }
 
+const INSERT_ORDER = `created as (insert into orders (id, user_id, total, status, created_at) values ((select $1::text from held), $2, $3, $4, $5))`;
+
 /**
  * The hot write path: the order, its event and its deliveries in one statement (one round trip, atomic
  * by itself), once the user's shared lock is held (so not while the user is being deleted).
  */
-const CREATE_ORDER = changeWithEvent(
-  'create_order',
-  `created as (insert into orders (id, user_id, total, status, created_at) values ((select $1::text from held), $2, $3, $4, $5))`,
-  5,
-  lockUserShared('$2'),
-);
+const CREATE_ORDER = changeWithEvent('create_order', INSERT_ORDER, 5, lockUserShared('$2'));
 
-export async function createOrder(em: StatementRunner, input: CreateOrderFields): Promise<OrderRecord> {
+/**
+ * The same among other writes of one transaction (a document with several mutations), which may
+ * update or delete the user next: holding the lock shared, two such documents each waited to hold it
+ * alone, a deadlock. Held alone from the start, the second waits for the first to commit.
+ */
+const CREATE_ORDER_AMONG_OTHERS = changeWithEvent('create_order_among_others', INSERT_ORDER, 5, lockUser('$2'));
+
+export async function createOrder(
+  em: StatementRunner,
+  input: CreateOrderFields,
+  { amongOtherWrites = false }: { amongOtherWrites?: boolean } = {},
+): Promise<OrderRecord> {
   const check = new InputCheck();
   const userId = check.id('user', 'userId', input.userId);
   const total = check.total('total', input.total);
@@ -40,7 +48,7 @@ export async function createOrder(em: StatementRunner, input: CreateOrderFields)
   try {
     await runChangeWithEvent(
       em,
-      CREATE_ORDER,
+      amongOtherWrites ? CREATE_ORDER_AMONG_OTHERS : CREATE_ORDER,
       [order.id, order.userId, order.total, order.status, order.createdAt],
       'order.created',
       orderResource(order),

@@ -311,6 +311,26 @@ describe('several mutations in one document', () => {
     expect(row!.n).toBe(0);
   });
 
+  it("that create a user's order and then rename the user run many at once, one after another, none undone", async () => {
+    const user = await createUser();
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        server.gql(
+          `mutation ($id: ID!, $name: String!) {
+             order: createOrder(input: { userId: $id, total: 1 }) { id }
+             renamed: updateUser(id: $id, input: { name: $name }) { name }
+           }`,
+          { id: user.id, name: `Renamed ${i}` },
+        ),
+      ),
+    );
+    // Order creations share the user's lock; held shared here, each document waited for the others
+    // to let go of it to rename the user, and PostgreSQL undid all but one or two as deadlocked.
+    expect(answers.map((answer) => [answer.status, answer.body.errors?.[0]?.extensions.code])).toEqual(answers.map(() => [200, undefined]));
+    const [row] = await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from orders where user_id = ?', [user.id]);
+    expect(row!.n).toBe(12);
+  });
+
   it.each([
     ['without an Idempotency-Key', {}],
     ['with an Idempotency-Key, free again for the retry', { 'idempotency-key': `deadlock-${Date.now()}` }],

@@ -111,6 +111,7 @@ builder.mutationField('createOrder', (t) =>
     type: OrderRef,
     description: 'Places an order for the user; NOT_FOUND if the user does not exist.',
     args: { input: t.arg({ type: CreateOrderInput, required: true, description: 'The order.' }) },
-    resolve: (_root, args, ctx) => createOrder(ctx.statements(), { ...args.input, userId: String(args.input.userId) }),
+    resolve: (_root, args, ctx) =>
+      createOrder(ctx.statements(), { ...args.input, userId: String(args.input.userId) }, { amongOtherWrites: ctx.severalMutations }),
   }),
 );
