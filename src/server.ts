@@ -34,6 +34,7 @@ import { targetProblem } from './http/request-target.ts';
 import { listenOn } from './net/listen.ts';
 import { refusalParts } from './refusals.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
+import { useJsonBodies } from './plugins/json-bodies.ts';
 import { useScopeCacheRelease } from './plugins/scope-cache.ts';
 import { chainHooks } from './plugins/hook-chain.ts';
 import { useVariableCoercion } from './plugins/variables.ts';
@@ -234,6 +235,8 @@ export function createApp(dependencies: AppDependencies): App {
         useGetParameterChecks(),
         useOperationNameCheck(),
         useScopeCacheRelease(),
+        // Before the body limit, which wraps the parser this sets for a body of no declared length.
+        useJsonBodies(),
         useBodyLimit(MAX_BODY_BYTES),
         useRest({ logger }),
       ],

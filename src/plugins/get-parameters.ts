@@ -1,6 +1,8 @@
 // A GraphQL GET carries its variables and extensions as JSON in query parameters. Yoga parses them
 // with JSON.parse and lets a SyntaxError escape as an unexpected error (INTERNAL); a client that sent
-// text that is not JSON is told so instead, naming the parameter.
+// text that is not JSON is told so instead, naming the parameter, and so is one whose numbers JSON.parse
+// would not read as written (http/json-numbers.ts).
+import { inexactDetail, parseJson } from '../http/json-numbers.ts';
 import { refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
@@ -13,10 +15,15 @@ export function useGetParameterChecks(): ServerPlugin {
       for (const name of JSON_PARAMETERS) {
         const value = url.searchParams.get(name);
         if (value === null) continue;
+        let inexact;
         try {
-          JSON.parse(value);
+          inexact = parseJson(value).inexact;
         } catch {
           endResponse(refuse(request, { kind: 'invalid-input', detail: `The ${name} query parameter must be a JSON object.` }));
+          return;
+        }
+        if (inexact) {
+          endResponse(refuse(request, { kind: 'invalid-input', detail: `The ${name} query parameter holds ${inexactDetail(inexact)}.` }));
           return;
         }
       }

@@ -5,6 +5,7 @@
 import { getNamedType, getNullableType, isInputObjectType, isListType, type GraphQLSchema } from 'graphql';
 import { problem, type FieldError } from '../errors.ts';
 import { ACCEPTED_CODINGS, charsetDetail, codingDetail, foreignCharset, foreignCoding } from '../http/body-encoding.ts';
+import { inexactDetail, parseJson } from '../http/json-numbers.ts';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '../request-limits.ts';
 import { RequestProblem } from './problem-details.ts';
 import { routeField, type RestRoute } from './routes.ts';
@@ -69,8 +70,11 @@ function nestingDepth(text: string): number {
 function parse(text: string): Record<string, unknown> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
-  } catch {
+    const { value, inexact } = parseJson(text);
+    if (inexact) throw RequestProblem.invalid([{ field: inexact.key || 'body', message: `is ${inexactDetail(inexact)}` }]);
+    parsed = value;
+  } catch (error) {
+    if (error instanceof RequestProblem) throw error;
     throw RequestProblem.invalid([{ field: 'body', message: text.trim() === '' ? 'is required' : 'is not valid JSON' }]);
   }
   const depth = nestingDepth(text);

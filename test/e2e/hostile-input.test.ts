@@ -116,6 +116,64 @@ describe('bodies that are not what they claim', () => {
   });
 });
 
+describe('numbers with more digits than a double holds', () => {
+  const READ_AS_WRITTEN = /, which cannot be read exactly \(it would be \d+\): send whole numbers without a fraction/;
+  const ordersOf = async () =>
+    (await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from orders where user_id = ?', [user.id]))[0]!.n;
+
+  it('are refused in a REST body, naming the field, rather than stored as a whole number never sent', async () => {
+    const before = await ordersOf();
+    for (const total of ['2147483646.9999999999', '1.0000000000000000001', '9007199254740993']) {
+      const response = await server.fetch(`/users/${user.id}/orders`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'idempotency-key': `digits-${total}` },
+        body: `{"total": ${total}}`,
+      });
+      const problem = expectProblem(
+        { status: response.status, headers: response.headers, text: '', body: await response.json() },
+        400,
+        'invalid-input',
+        `/users/${user.id}/orders`,
+      );
+      expect(problem.errors).toEqual([{ field: 'total', message: match.stringMatching(new RegExp(`^is ${total.replace('.', '\\.')}`)) }]);
+      expect(problem.errors![0]!.message).toMatch(READ_AS_WRITTEN);
+    }
+    // Written exactly, with a fraction of zeros or an exponent, they are whole numbers like any other.
+    const exact = await server.fetch(`/users/${user.id}/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': `digits-exact-${Date.now()}` },
+      body: '{"total": 15.0e1}',
+    });
+    expect([exact.status, ((await exact.json()) as { total: number }).total]).toEqual([201, 150]);
+    expect(await ordersOf()).toBe(before + 1);
+  });
+
+  it('are refused in GraphQL variables, sent in a POST body or a GET parameter, before anything runs', async () => {
+    const before = await ordersOf();
+    const mutation = 'mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id total } }';
+    const posted = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json',
+        'idempotency-key': `digits-${Date.now()}`,
+      },
+      body: `{"query": ${JSON.stringify(mutation)}, "variables": {"input": {"userId": "${user.id}", "total": 1.0000000000000000001}}}`,
+    });
+    const answer = (await posted.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+    expect([posted.status, answer.data, answer.errors.map((error) => error.extensions.code)]).toEqual([400, undefined, ['BAD_USER_INPUT']]);
+    expect(answer.errors[0]!.message).toMatch(/^The body holds 1\.0000000000000000001, which cannot be read exactly \(it would be 1\)/);
+    expect(await ordersOf()).toBe(before);
+
+    const variables = encodeURIComponent('{"first": 20.0000000000000001}');
+    const query = encodeURIComponent('query ($first: Int) { users(first: $first) { edges { node { id } } } }');
+    const read = await server.fetch(`/graphql?query=${query}&variables=${variables}`, { headers: { accept: 'application/json' } });
+    const refused = (await read.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect([read.status, refused.errors.map((error) => error.extensions.code)]).toEqual([400, ['BAD_USER_INPUT']]);
+    expect(refused.errors[0]!.message).toMatch(/^The variables query parameter holds 20\.0000000000000001, which cannot be read exactly/);
+  });
+});
+
 describe('deeply nested JSON', () => {
   const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
 
