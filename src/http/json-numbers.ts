@@ -15,6 +15,8 @@ export interface InexactNumber {
 }
 
 const PLAIN_INTEGER = /^-?\d{1,15}$/;
+/** Where a number that may not be what it writes could be: 16 digits in a row, a fraction, an exponent (or a string holding such). */
+const MAYBE_INEXACT = /\d{16}|\d\.|\d[eE]/;
 const NUMBER = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
 
 /** Whether the JSON number `source` writes exactly the whole number `value`. */
@@ -48,6 +50,9 @@ interface ReviverContext {
  * thousands of levels) is parsed as JSON.parse parses it: whoever reads it refuses that depth anyway.
  */
 export function parseJson(text: string): { value: unknown; inexact: InexactNumber | undefined } {
+  // Most texts hold no number that could be inexact (no 16 digits in a row, no fraction, no
+  // exponent): they are parsed without a reviver, which costs an object for every value.
+  if (!MAYBE_INEXACT.test(text)) return { value: JSON.parse(text), inexact: undefined };
   try {
     return revived(text);
   } catch (error) {
