@@ -2,7 +2,7 @@
 // with JSON.parse and lets a SyntaxError escape as an unexpected error (INTERNAL); a client that sent
 // text that is not JSON is told so instead, naming the parameter, and so is one whose numbers JSON.parse
 // would not read as written (http/json-numbers.ts).
-import { inexactDetail, parseJson } from '../http/json-numbers.ts';
+import { inexactDetail, parseJson, type InexactNumber } from '../http/json-numbers.ts';
 import { refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
@@ -15,7 +15,7 @@ export function useGetParameterChecks(): ServerPlugin {
       for (const name of JSON_PARAMETERS) {
         const value = url.searchParams.get(name);
         if (value === null) continue;
-        let inexact;
+        let inexact: InexactNumber | undefined;
         try {
           inexact = parseJson(value).inexact;
         } catch {

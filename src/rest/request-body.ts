@@ -68,15 +68,14 @@ function nestingDepth(text: string): number {
 }
 
 function parse(text: string): Record<string, unknown> {
-  let parsed: unknown;
+  let read: ReturnType<typeof parseJson>;
   try {
-    const { value, inexact } = parseJson(text);
-    if (inexact) throw RequestProblem.invalid([{ field: inexact.key || 'body', message: `is ${inexactDetail(inexact)}` }]);
-    parsed = value;
-  } catch (error) {
-    if (error instanceof RequestProblem) throw error;
+    read = parseJson(text);
+  } catch {
     throw RequestProblem.invalid([{ field: 'body', message: text.trim() === '' ? 'is required' : 'is not valid JSON' }]);
   }
+  const { value: parsed, inexact } = read;
+  if (inexact) throw RequestProblem.invalid([{ field: inexact.key || 'body', message: `is ${inexactDetail(inexact)}` }]);
   const depth = nestingDepth(text);
   if (depth > MAX_BODY_DEPTH) {
     throw RequestProblem.invalid([{ field: 'body', message: `is nested ${depth} levels deep; at most ${MAX_BODY_DEPTH} are accepted` }]);
