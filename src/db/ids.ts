@@ -1,8 +1,7 @@
 // Public ids are TypeIDs: a type prefix, an underscore and a UUIDv7 written as 26 characters of
-// lowercase Crockford base32 (`usr_01jd4…`). UUIDv7 starts with a millisecond timestamp and the
-// uuid package keeps ids monotonic within a process, so sorting ids (byte-wise, collation "C")
-// sorts rows by creation time. The prefix makes ids unique across types and self-describing.
-import { v7 as uuidv7 } from 'uuid';
+// lowercase Crockford base32 (`usr_01jd4…`). UUIDv7 starts with a millisecond timestamp, and ids
+// minted here are monotonic within a process, so sorting ids (byte-wise, collation "C") sorts rows
+// by creation time. The prefix makes ids unique across types and self-describing.
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
@@ -72,9 +71,35 @@ export function idFromParts(prefix: string, bytes: Uint8Array): string {
   return `${prefix}_${encodeBase32(bytes)}`;
 }
 
+/** The millisecond of the last id minted, and its sequence. */
+const clock = { msecs: -Infinity, sequence: 0 };
+
+/**
+ * A new id: a UUIDv7 laid out as the uuid package lays it out (RFC 9562 §6.2, method 1): the
+ * millisecond, then a 32-bit sequence seeded at random (31 bits) in each new millisecond and
+ * counted up within one, then random bits. The randomness is drawn a block at a time: a write mints
+ * two ids or more, and a call into the system's generator for 16 bytes costs more than the rest.
+ */
 export function newId(kind: IdKind): string {
+  const random = randomBytes(16);
+  const now = Date.now();
+  if (now > clock.msecs) {
+    clock.msecs = now;
+    clock.sequence = (((random[6]! & 0x7f) << 24) | (random[7]! << 16) | (random[8]! << 8) | random[9]!) >>> 0;
+  } else {
+    clock.sequence = (clock.sequence + 1) >>> 0;
+    // Past 2^32 ids in one millisecond, the next millisecond's ids are borrowed; they still sort.
+    if (clock.sequence === 0) clock.msecs++;
+  }
+  const { msecs, sequence } = clock;
   const bytes = new Uint8Array(16);
-  uuidv7(undefined, bytes);
+  for (let i = 0; i < 6; i++) bytes[i] = Math.floor(msecs / 2 ** (8 * (5 - i))) & 0xff;
+  bytes[6] = 0x70 | ((sequence >>> 28) & 0x0f);
+  bytes[7] = (sequence >>> 20) & 0xff;
+  bytes[8] = 0x80 | ((sequence >>> 14) & 0x3f);
+  bytes[9] = (sequence >>> 6) & 0xff;
+  bytes[10] = ((sequence << 2) & 0xff) | (random[10]! & 0x03);
+  bytes.set(random.subarray(11, 16), 11);
   return `${ID_PREFIXES[kind]}_${encodeBase32(bytes)}`;
 }
 
@@ -84,16 +109,17 @@ export function isId(kind: IdKind, value: string): boolean {
   return match !== null && match[1] === ID_PREFIXES[kind];
 }
 
-// Bulk loads mint ids by the million; drawing randomness a block at a time keeps that cheap.
+// Writes mint ids, and bulk loads mint them by the million; drawing randomness a block at a time
+// keeps that cheap. Each byte is handed out once.
 let pool = new Uint8Array(0);
 let poolOffset = 0;
-function randomTail(): Uint8Array {
-  if (poolOffset + 8 > pool.length) {
+function randomBytes(count: number): Uint8Array {
+  if (poolOffset + count > pool.length) {
     pool = crypto.getRandomValues(new Uint8Array(65_536));
     poolOffset = 0;
   }
-  poolOffset += 8;
-  return pool.subarray(poolOffset - 8, poolOffset);
+  poolOffset += count;
+  return pool.subarray(poolOffset - count, poolOffset);
 }
 
 /** 16 bytes that begin with the UUIDv7 timestamp of `at`, the rest zero. */
@@ -115,7 +141,7 @@ export function idAt(kind: IdKind, at: Date, sequence: number): string {
   // Version 7, then a 12-bit sequence and random tail, so ids minted for the same millisecond stay ordered.
   bytes[6] = 0x70 | ((sequence >> 8) & 0x0f);
   bytes[7] = sequence & 0xff;
-  bytes.set(randomTail(), 8);
+  bytes.set(randomBytes(8), 8);
   bytes[8] = 0x80 | (bytes[8]! & 0x3f);
   return `${ID_PREFIXES[kind]}_${encodeBase32(bytes)}`;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { idAt, isId, newId } from '../../src/db/ids.ts';
+import { idAt, idParts, isId, newId } from '../../src/db/ids.ts';
 
 describe('ids', () => {
   it('are type-prefixed TypeIDs that say which kind they are', () => {
@@ -16,6 +16,23 @@ describe('ids', () => {
     const ids = Array.from({ length: 2000 }, () => newId('user'));
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('are UUIDv7s of the time they were minted, with random bits that differ', () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 50 }, () => newId('order'));
+    const after = Date.now();
+    for (const id of ids) {
+      const { bytes } = idParts(id)!;
+      const msecs = Buffer.from(bytes).readUIntBE(0, 6);
+      expect(msecs).toBeGreaterThanOrEqual(before);
+      expect(msecs).toBeLessThanOrEqual(after);
+      expect(bytes[6]! >> 4, 'version').toBe(7);
+      expect(bytes[8]! >> 6, 'variant').toBe(0b10);
+    }
+    // The last 5 bytes are random in every id, not a counter's.
+    const tails = new Set(ids.map((id) => Buffer.from(idParts(id)!.bytes.subarray(11)).toString('hex')));
+    expect(tails.size).toBe(ids.length);
   });
 
   it('minted for given times sort by those times', () => {
