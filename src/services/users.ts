@@ -164,7 +164,7 @@ export async function findUsersByIds(sql: Sql, ids: readonly string[]): Promise<
   return await sql.rows<UserRecord>(USERS_BY_IDS, [ids]);
 }
 
-/** The unique index on lower(email), letter case folded by ICU. */
+/** The unique index on the email with its letter case folded in full by ICU (ß as ss). */
 const EMAIL_UNIQUE = 'users_email_lower_key';
 
 const emailTaken = (email: string) =>

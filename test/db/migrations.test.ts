@@ -34,7 +34,12 @@ describe('migrations', () => {
       .execute<{ indexdef: string }[]>("select indexdef from pg_indexes where schemaname = 'public' and tablename in ('users', 'orders')");
     const definitions = rows.map((r) => r.indexdef.replace(/^.* USING btree /, ''));
     expect(definitions).toEqual(
-      match.arrayContaining(['(id)', '(created_at, id)', '(lower((email COLLATE "und-x-icu")))', '(user_id, created_at, id)']),
+      match.arrayContaining([
+        '(id)',
+        '(created_at, id)',
+        '(lower(upper(lower((email COLLATE "und-x-icu")))))',
+        '(user_id, created_at, id)',
+      ]),
     );
   });
 
@@ -125,6 +130,71 @@ describe('the Unicode letter case migration', () => {
       expect(await index()).not.toContain('und-x-icu');
       const rows = await orm.em.fork().execute<{ id: string }[]>('select id from users order by id');
       expect(rows.map((row) => row.id)).toEqual(['usr_a', 'usr_b']);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('the case folding migration', () => {
+  const early = async () => {
+    const database = await createEmptyDatabase();
+    const orm = await openOrm(database.url, { poolMax: 2, logger });
+    await orm.migrator.up({ to: 'Migration20261128020000_users_name_collation' });
+    const em = orm.em.fork();
+    const insert = (id: string, email: string) =>
+      em.execute(`insert into users (id, name, email, created_at, updated_at) values (?, 'U', ?, now(), now())`, [id, email]);
+    const index = async () =>
+      (await em.execute<{ indexdef: string }[]>("select indexdef from pg_indexes where indexname = 'users_email_lower_key'"))[0]!.indexdef;
+    return { orm, insert, index, close: async () => (await orm.close(), await database.drop()) };
+  };
+
+  it('folds letter case in full, so spellings that lowering alone keeps apart are one address', async () => {
+    const { orm, insert, close } = await early();
+    try {
+      const pairs = [
+        ['straße@example.com', 'STRASSE@example.com'],
+        ['STRAẞE@example.de', 'strasse@example.de'],
+        ['ſam@example.com', 'SAM@example.com'],
+        ['µ@example.com', 'μ@example.com'],
+        ['οδοσ@example.gr', 'ΟΔΟΣ@example.gr'],
+      ];
+      // Before: two accounts each.
+      for (const [i, [first, second]] of pairs.entries()) {
+        await insert(`usr_${i}a`, first!);
+        await insert(`usr_${i}b`, second!);
+      }
+      await orm.em.fork().execute(`delete from users where id like '%b'`);
+      await orm.migrator.up();
+      for (const [i, [, second]] of pairs.entries()) {
+        await expect(insert(`usr_${i}c`, second!), second).rejects.toThrow(/users_email_lower_key/);
+      }
+      // Letters that only look alike are not folded together.
+      await insert('usr_dotless', 'ıx@example.com');
+      await insert('usr_dotted', 'İx@example.com');
+    } finally {
+      await close();
+    }
+  });
+
+  it('keeps the index it had, and every account, where accounts would collide under the new rule; down undoes up', async () => {
+    const { orm, insert, index, close } = await early();
+    try {
+      await insert('usr_a', 'straße@example.com');
+      await insert('usr_b', 'STRASSE@example.com');
+      const before = await index();
+      await orm.migrator.up();
+      expect(await index()).toBe(before);
+      const rows = await orm.em.fork().execute<{ id: string }[]>('select id from users order by id');
+      expect(rows.map((row) => row.id)).toEqual(['usr_a', 'usr_b']);
+      // Resolved by the operator, then migrated again.
+      await orm.em.fork().execute(`update users set email = 'strasse.b@example.com' where id = 'usr_b'`);
+      await orm.migrator.down();
+      expect(await index()).toBe(before);
+      await orm.migrator.up();
+      expect(await index()).toContain('upper(');
+      await orm.migrator.down();
+      expect(await index()).toBe(before);
     } finally {
       await close();
     }

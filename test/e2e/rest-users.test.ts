@@ -121,6 +121,16 @@ describe('POST /users', () => {
     );
     expect(racers.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
   });
+
+  it('takes an address in any letter case as the same address, ß and SS too, on creation and on update', async () => {
+    const created = await call<User>('POST', '/users', { json: { name: 'Straße', email: 'straße@example.de' } });
+    expect(created.status).toBe(201);
+    expectProblem(await call('POST', '/users', { json: { name: 'Strasse', email: 'STRASSE@EXAMPLE.DE' } }), 409, 'conflict', '/users');
+    const other = await createUser();
+    const moved = await call('PATCH', `/users/${other.id}`, { json: { email: 'Strasse@example.de' } });
+    expectProblem(moved, 409, 'conflict', `/users/${other.id}`);
+    expect((await call<User>('GET', `/users/${other.id}`)).body.email).toBe(other.email);
+  });
 });
 
 describe('GET /users/{user_id}', () => {

@@ -18,6 +18,7 @@ import { Migration20261127020000_users_email_unicode_case } from './Migration202
 import { Migration20261128000000_deliveries_due_by_endpoint } from './Migration20261128000000_deliveries_due_by_endpoint.ts';
 import { Migration20261128010000_deliveries_due_index_dropped } from './Migration20261128010000_deliveries_due_index_dropped.ts';
 import { Migration20261128020000_users_name_collation } from './Migration20261128020000_users_name_collation.ts';
+import { Migration20261128030000_users_email_case_folding } from './Migration20261128030000_users_email_case_folding.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -38,4 +39,5 @@ export const migrations = [
   Migration20261128000000_deliveries_due_by_endpoint,
   Migration20261128010000_deliveries_due_index_dropped,
   Migration20261128020000_users_name_collation,
+  Migration20261128030000_users_email_case_folding,
 ];
