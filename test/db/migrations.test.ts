@@ -93,18 +93,21 @@ describe('the NFC email migration', () => {
   });
 });
 
+/** A new database migrated up to `to` (included), with ways to add users and read the email index. */
+async function migratedTo(to: string) {
+  const database = await createEmptyDatabase();
+  const orm = await openOrm(database.url, { poolMax: 2, logger });
+  await orm.migrator.up({ to });
+  const em = orm.em.fork();
+  const insert = (id: string, email: string) =>
+    em.execute(`insert into users (id, name, email, created_at, updated_at) values (?, 'U', ?, now(), now())`, [id, email]);
+  const index = async () =>
+    (await em.execute<{ indexdef: string }[]>("select indexdef from pg_indexes where indexname = 'users_email_lower_key'"))[0]!.indexdef;
+  return { orm, insert, index, close: async () => (await orm.close(), await database.drop()) };
+}
+
 describe('the Unicode letter case migration', () => {
-  const early = async () => {
-    const database = await createEmptyDatabase();
-    const orm = await openOrm(database.url, { poolMax: 2, logger });
-    await orm.migrator.up({ to: 'Migration20261127010000_deliveries_notified_after_commit' });
-    const em = orm.em.fork();
-    const insert = (id: string, email: string) =>
-      em.execute(`insert into users (id, name, email, created_at, updated_at) values (?, 'U', ?, now(), now())`, [id, email]);
-    const index = async () =>
-      (await em.execute<{ indexdef: string }[]>("select indexdef from pg_indexes where indexname = 'users_email_lower_key'"))[0]!.indexdef;
-    return { orm, insert, index, close: async () => (await orm.close(), await database.drop()) };
-  };
+  const early = () => migratedTo('Migration20261127010000_deliveries_notified_after_commit');
 
   it('folds letter case beyond A to Z in the unique index, so two spellings of one address are refused', async () => {
     const { orm, insert, index, close } = await early();
@@ -137,17 +140,7 @@ describe('the Unicode letter case migration', () => {
 });
 
 describe('the case folding migration', () => {
-  const early = async () => {
-    const database = await createEmptyDatabase();
-    const orm = await openOrm(database.url, { poolMax: 2, logger });
-    await orm.migrator.up({ to: 'Migration20261128020000_users_name_collation' });
-    const em = orm.em.fork();
-    const insert = (id: string, email: string) =>
-      em.execute(`insert into users (id, name, email, created_at, updated_at) values (?, 'U', ?, now(), now())`, [id, email]);
-    const index = async () =>
-      (await em.execute<{ indexdef: string }[]>("select indexdef from pg_indexes where indexname = 'users_email_lower_key'"))[0]!.indexdef;
-    return { orm, insert, index, close: async () => (await orm.close(), await database.drop()) };
-  };
+  const early = () => migratedTo('Migration20261128020000_users_name_collation');
 
   it('folds letter case in full, so spellings that lowering alone keeps apart are one address', async () => {
     const { orm, insert, close } = await early();
