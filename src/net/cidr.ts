@@ -49,3 +49,36 @@ export function clientAddress(peer: string, forwardedFor: string | undefined, is
   }
   return client;
 }
+
+/** The eight 16-bit groups of a valid IPv6 address (a zone is dropped; an IPv4 tail is two groups). */
+function ipv6Groups(address: string): number[] {
+  let text = address.split('%')[0]!;
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (v4) {
+    const byte = (i: number) => Number(v4[i]);
+    text = `${text.slice(0, v4.index)}${((byte(1) << 8) | byte(2)).toString(16)}:${((byte(3) << 8) | byte(4)).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const groups = (part: string | undefined) => (part ? part.split(':').map((group) => parseInt(group, 16)) : []);
+  if (tail === undefined) return groups(head);
+  const left = groups(head);
+  const right = groups(tail);
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/**
+ * The network one client's budget is kept for: an IPv4 address as it is, an IPv6 address's /64 in
+ * its canonical form (`2001:db8:1:2::/64`). A /64 is the least a provider gives one subscriber or
+ * one machine, and every address in it is theirs to use: kept per IPv6 address, one client's budget
+ * would be 2^64 budgets.
+ */
+export function clientNetwork(address: string): string {
+  const plain = plainAddress(address);
+  if (!net.isIPv6(plain)) return plain;
+  const prefix = ipv6Groups(plain)
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':');
+  // The WHATWG URL parser writes IPv6 addresses as RFC 5952 says: lowercase, the longest run of zeros as `::`.
+  return `${new URL(`http://[${prefix}::]/`).hostname.slice(1, -1)}/64`;
+}

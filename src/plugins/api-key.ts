@@ -3,7 +3,7 @@
 // comes from the `x-api-key` header, or (discouraged, since URLs end up in logs and histories) from
 // the `api_key` query parameter, which is then removed from the URL the rest of the server sees.
 import type { Logger } from '../log.ts';
-import { clientAddress, networkMatcher } from '../net/cidr.ts';
+import { clientAddress, clientNetwork, networkMatcher } from '../net/cidr.ts';
 import { decodeComponent } from '../net/uri.ts';
 import { databaseFailureOf } from '../db/failures.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
@@ -60,8 +60,9 @@ function maskedParameters(url: string): string {
 }
 
 /**
- * Budget of requests that are not identified, per client address: without a valid key, with a key
- * used from outside its allowlist, or with a user token that does not verify.
+ * Budget of requests that are not identified, per client address (an IPv6 client's per /64:
+ * clientNetwork): without a valid key, with a key used from outside its allowlist, or with a user
+ * token that does not verify.
  */
 export interface UnidentifiedLimit {
   counter: FailOpenCounter;
@@ -83,12 +84,13 @@ export async function refuseUnidentified(
   refusal: () => Response,
 ): Promise<Response> {
   const { counter, limit, windowMs, metrics } = budget;
-  const state = await counter.consume(`unidentified:${clientIp}`, 1, limit, windowMs);
+  const network = clientNetwork(clientIp);
+  const state = await counter.consume(`unidentified:${network}`, 1, limit, windowMs);
   metrics.rateLimitDecisions.inc({ policy: 'per-address', outcome: decisionOf(state) });
   if (!state || state.allowed) return refusal();
   return refuse(request, {
     kind: 'quota-exceeded',
-    detail: `Too many requests without a valid API key from ${clientIp}; try again in ${Math.ceil(state.resetMs / 1000)} s.`,
+    detail: `Too many requests without a valid API key from ${network}; try again in ${Math.ceil(state.resetMs / 1000)} s.`,
     headers: rateLimitHeaders(state, windowMs, 'per-address'),
   });
 }

@@ -257,6 +257,24 @@ describe('requests without a valid key', () => {
     // The key itself, used as it may be, is not affected.
     expect((await server.fetch(`/users/${userId}`)).status).toBe(200);
   });
+
+  it('gives an IPv6 client one budget for its whole /64, which it could otherwise spread over 2^64 addresses', async () => {
+    const server = await startTestServer({
+      trustProxy: ['127.0.0.1/32', '::1/128'],
+      rateLimit: { max: 1_000, unidentifiedMax: 2, windowMs: WINDOW_MS, redisUrl: undefined },
+    });
+    onTestFinished(() => server.close());
+    const from = (address: string) => fetch(`${server.url}/users`, { headers: { 'x-forwarded-for': address } });
+    expect((await from('2001:db8:1:2::a')).status).toBe(401);
+    expect((await from('2001:0DB8:0001:0002:0000:0000:0000:000b')).status).toBe(401);
+    const spent = await from('2001:db8:1:2:ffff:ffff:ffff:ffff');
+    expect(spent.status).toBe(429);
+    expect((await spent.json()) as { detail: string }).toMatchObject({ detail: match.stringContaining('from 2001:db8:1:2::/64') });
+    // The next /64, and IPv4 addresses one by one, have budgets of their own.
+    expect((await from('2001:db8:1:3::a')).status).toBe(401);
+    for (const address of ['192.0.2.1', '192.0.2.1', '192.0.2.2', '::ffff:192.0.2.2']) expect((await from(address)).status).toBe(401);
+    expect((await from('192.0.2.1')).status).toBe(429);
+  });
 });
 
 describe('window renewal', () => {

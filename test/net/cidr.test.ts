@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientAddress, networkMatcher, normalizeCidr } from '../../src/net/cidr.ts';
+import { clientAddress, clientNetwork, networkMatcher, normalizeCidr } from '../../src/net/cidr.ts';
 
 describe('CIDRs', () => {
   it('normalizes both families and refuses anything else', () => {
@@ -34,5 +34,25 @@ describe('client address', () => {
     expect(clientAddress('::ffff:127.0.0.1', '6.6.6.6, 198.51.100.7, 10.0.0.5', proxies)).toBe('198.51.100.7');
     expect(clientAddress('127.0.0.1', undefined, proxies)).toBe('127.0.0.1');
     expect(clientAddress('127.0.0.1', '10.0.0.9, not-an-ip', proxies)).toBe('10.0.0.9');
+  });
+});
+
+describe('client network', () => {
+  it('is an IPv4 address itself, and an IPv6 address its /64, written one way whatever way the address was', () => {
+    expect(clientNetwork('203.0.113.9')).toBe('203.0.113.9');
+    expect(clientNetwork('::ffff:203.0.113.9')).toBe('203.0.113.9');
+    for (const address of [
+      '2001:db8:1:2::a',
+      '2001:DB8:1:2:FFFF:FFFF:FFFF:FFFF',
+      '2001:0db8:0001:0002:0000:0000:0000:0000',
+      '2001:db8:1:2::',
+    ])
+      expect(clientNetwork(address), address).toBe('2001:db8:1:2::/64');
+    expect(clientNetwork('2001:db8::1')).toBe('2001:db8::/64');
+    expect(clientNetwork('2001:db8:0:0:1::1')).toBe('2001:db8::/64');
+    expect(clientNetwork('::1')).toBe('::/64');
+    expect(clientNetwork('fe80::1%eth0')).toBe('fe80::/64');
+    expect(clientNetwork('64:ff9b::192.0.2.1')).toBe('64:ff9b::/64');
+    expect(clientNetwork('1:2:3:4:5:6:192.0.2.1')).toBe('1:2:3:4::/64');
   });
 });
