@@ -25,6 +25,11 @@ describe('schema', () => {
     }
   });
 
+  it('names the specification of DateTime (@specifiedBy), for the tools that map it to a date type', () => {
+    expect(schema.getType('DateTime')).toMatchObject({ specifiedByURL: 'https://www.rfc-editor.org/rfc/rfc3339#section-5.6' });
+    expect(printedSchema()).toContain('scalar DateTime @specifiedBy(url: "https://www.rfc-editor.org/rfc/rfc3339#section-5.6")');
+  });
+
   it('describes every type, field and argument, for the tools that show them', () => {
     const undescribed: string[] = [];
     for (const type of Object.values(schema.getTypeMap())) {
