@@ -20,6 +20,7 @@ import {
 } from '../errors.ts';
 import { BEARER_CHALLENGE } from '../services/request-auth.ts';
 import { rootFields } from './root-fields.ts';
+import { VALIDATION_ABORTED } from './query-limits.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 import { markStatementTimeout } from '../request-context.ts';
 import { namedLiteralError } from '../graphql/literal-errors.ts';
@@ -131,7 +132,7 @@ function asRequestError(error: GraphQLError): GraphQLError {
         : (error.extensions?.http ?? (error.path === undefined ? { status: 400, spec: true } : undefined));
   // graphql-armor words its rejections as syntax errors; they are limits, and say which.
   const rejected = LIMIT_REJECTION.exec(error.message);
-  const limit = rejected?.[1] ?? rejected?.[2] ?? (rejected?.[3] && MERGING_LIMIT);
+  const limit = rejected?.[1] ?? rejected?.[2] ?? (error.message === VALIDATION_ABORTED ? MERGING_LIMIT : undefined);
   const status: unknown = typeof http === 'object' && http !== null ? Reflect.get(http, 'status') : undefined;
   const kind: ProblemKind = limit
     ? 'query-too-complex'
@@ -175,7 +176,7 @@ const YOGA_REFUSALS = ['forbidden', 'payload-too-large', 'method-not-allowed'] a
 // graphql-js's own bound on introspection (lists of types within types …) is such a limit too, and
 // so is its bound on the work of checking that repeated fields merge, which it words as nothing.
 const LIMIT_REJECTION =
-  /^(?:Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)|(Maximum introspection depth exceeded)|(Validation aborted\.))$/;
+  /^(?:Syntax Error: ((?:Query depth|Aliases|Token|Directives) limit of \d+ exceeded.*)|(Maximum introspection depth exceeded))$/;
 const MERGING_LIMIT =
   'Validation limit exceeded: the document repeats fields or fragments more often than can be checked; select each field once.';
 

@@ -209,5 +209,17 @@ export function useQueryLimits(limits: QueryLimits, production: boolean, metrics
       });
     },
   };
-  return [fromLibrary(armor), nesting, cost];
+  // graphql-js stops checking that repeated fields merge past a bound of its own, and words its
+  // refusal as this error alone (error-masking.ts gives it a message); counted as the others are.
+  // One function for every request: nothing is made per request for what is almost never found.
+  const countMerging = ({ result }: { result: readonly unknown[] }) => {
+    if (result.some((error) => error instanceof Error && error.message === VALIDATION_ABORTED)) {
+      metrics.documentRefusals.inc({ limit: 'merging' });
+    }
+  };
+  const merging: ServerPlugin = { onValidate: () => countMerging };
+  return [fromLibrary(armor), nesting, merging, cost];
 }
+
+/** graphql-js's one error when it stops validating a document whose repeated fields it will not compare all. */
+export const VALIDATION_ABORTED = 'Validation aborted.';

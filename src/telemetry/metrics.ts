@@ -75,7 +75,7 @@ export class Metrics {
 
   readonly documentRefusals = new Counter({
     name: 'portico_graphql_document_refusals_total',
-    help: 'GraphQL documents refused before running, by the limit they exceeded (depth, aliases, tokens, directives, nesting, cost).',
+    help: 'GraphQL documents refused before running, by the limit they exceeded (depth, aliases, tokens, directives, nesting, merging, cost).',
     labelNames: ['limit'] as const,
     registers: [this.registry],
   });

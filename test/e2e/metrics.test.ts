@@ -180,12 +180,18 @@ describe('what the metrics count', () => {
     const deep = `{ users { edges { node { orders { user { orders { user { orders { user { orders { user { id } } } } } } } } } } } }`;
     await server.gql(deep);
     await server.gql('{ users(first: 100) { edges { node { orders(limit: 100) { id } } } } }');
+    // Twice: the second time, validation's result comes from its cache.
+    const repeated = `{ ${'rateLimit { cost } '.repeat(600)}}`;
+    await server.gql(repeated);
+    await server.gql(repeated);
     const after = await scrape();
     const grew = (limit: string) =>
       valueOf(after, 'portico_graphql_document_refusals_total', { limit }) -
       valueOf(before, 'portico_graphql_document_refusals_total', { limit });
     expect(grew('depth')).toBe(1);
     expect(grew('cost')).toBe(1);
+    // graphql-js's own bound on checking that repeated fields merge.
+    expect(grew('merging')).toBe(2);
   });
 
   it('counts rate limit decisions by policy and outcome, and shows the store healthy', async () => {
