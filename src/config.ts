@@ -303,6 +303,19 @@ function serverUrl(
   return raw;
 }
 
+/**
+ * node-postgres 8 reads `sslmode=prefer`, `require` and `verify-ca` as `verify-full` (TLS, the
+ * server's certificate checked against its name), printing a multi-line security warning to stderr
+ * at the first connection, and its next major version will read them as libpq does (`require`:
+ * TLS, no certificate check). They are written as `verify-full` here, so the meaning the README
+ * promises holds across that upgrade and the start prints nothing but its own lines. A URL that asks
+ * for libpq's meanings (`uselibpqcompat=true`) is left as it is.
+ */
+function withPinnedSslMode(url: string | undefined): string | undefined {
+  if (url === undefined || /[?&]uselibpqcompat=true(&|$)/i.test(url)) return url;
+  return url.replace(/([?&]sslmode=)(prefer|require|verify-ca)(?=&|#|$)/i, '$1verify-full');
+}
+
 function originList(env: Env, name: string): string[] {
   const raw = env[name]?.trim();
   if (!raw) return [];
@@ -422,9 +435,11 @@ export function loadConfig(env: Env = process.env): Config {
   // What production needs and development generates or defaults, gathered so that one message names
   // every one missing.
   const missing: string[] | undefined = production ? [] : undefined;
-  const databaseUrl = serverUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'], 'postgres://user:password@host:5432/database', {
-    namedDatabase: true,
-  });
+  const databaseUrl = withPinnedSslMode(
+    serverUrl(env, 'DATABASE_URL', ['postgres', 'postgresql'], 'postgres://user:password@host:5432/database', {
+      namedDatabase: true,
+    }),
+  );
   if (databaseUrl === undefined) missing?.push('DATABASE_URL (production runs no embedded PostgreSQL)');
   const cursorSecret = secret(env, 'CURSOR_SECRET', missing);
   const apiKeyPepper = secret(env, 'API_KEY_PEPPER', missing);

@@ -255,6 +255,23 @@ describe('configuration', () => {
     ).toEqual({ max: 50, unidentifiedMax: 5, windowMs: 1000, redisUrl: 'redis://cache:6379/2' });
   });
 
+  it("pins DATABASE_URL's sslmode to what node-postgres makes of it today, unless libpq's meanings are asked for", () => {
+    const url = (DATABASE_URL: string) => loadConfig({ DATABASE_URL }).databaseUrl;
+    for (const mode of ['require', 'prefer', 'verify-ca']) {
+      expect(url(`postgres://u:p@db:5432/x?sslmode=${mode}&application_name=a`)).toBe(
+        'postgres://u:p@db:5432/x?sslmode=verify-full&application_name=a',
+      );
+    }
+    for (const kept of [
+      'postgres://u:p@db:5432/x?sslmode=verify-full',
+      'postgres://u:p@db:5432/x?sslmode=disable',
+      'postgres://u:p@db:5432/x?uselibpqcompat=true&sslmode=require',
+      'postgres://u:p@db:5432/x?application_name=sslmode=require',
+    ]) {
+      expect(url(kept)).toBe(kept);
+    }
+  });
+
   it('bounds every wait on PostgreSQL: 5 s for a connection, 5 s for a statement', () => {
     expect(loadConfig({})).toMatchObject({ databaseConnectTimeoutMs: 5000, statementTimeoutMs: 5000 });
     expect(loadConfig({ DB_CONNECT_TIMEOUT_MS: '1500' }).databaseConnectTimeoutMs).toBe(1500);

@@ -31,7 +31,6 @@ it('opens the pool with every parameter of the URL (here application_name and op
 it('refuses to start with one sentence naming DATABASE_URL when it asks for TLS the server does not offer', async () => {
   const database = await createTestDatabase();
   const url = new URL(database.url);
-  // verify-full: what node-postgres does today for require too, without its warning about the change.
   url.searchParams.set('sslmode', 'verify-full');
   try {
     await expect(openOrm(url.toString(), { poolMax: 1, logger: createLogger('silent') })).rejects.toThrow(

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createEmptyDatabase } from '../support/database.ts';
 import { match } from '../support/match.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -455,6 +456,20 @@ describe('start failures', { timeout: 60_000 }, () => {
     expect(run.stdout.join('\n')).not.toContain('secretpw');
     // The one sentence alone: no line saying that requests will answer 503, from a service that exits.
     expect(logs(run).filter((entry) => entry.level >= 40)).toEqual([]);
+  });
+
+  it('reads sslmode=require as node-postgres does today (TLS, the certificate checked), without its warning', async () => {
+    const database = await createEmptyDatabase();
+    try {
+      const url = new URL(database.url);
+      url.searchParams.set('sslmode', 'require');
+      const env = { DATA_DIR: await makeTempDir(), PORT: String(await freePort()), DATABASE_URL: url.toString() };
+      // The test server offers no TLS: the start stops with its one sentence, and nothing else.
+      const { line } = await expectStartFailure(env);
+      expect(line).toMatch(/^portico: cannot start: .*SSL.*DATABASE_URL/);
+    } finally {
+      await database.drop();
+    }
   });
 
   it('reports a DATA_DIR that cannot be created', async () => {
