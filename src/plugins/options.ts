@@ -1,7 +1,8 @@
 // OPTIONS: yoga's CORS handling answers every OPTIONS request 204 before any plugin sees it, which is
 // right for a browser's preflight but says nothing to anyone else, and says it for paths that do
 // not exist. A plain OPTIONS (no Access-Control-Request-Method) gets the path's methods in `Allow`
-// (RFC 9110 §9.3.7), or 404 for a path the service does not serve.
+// (RFC 9110 §9.3.7), or 404 for a path the service does not serve; neither kind of 204 carries a
+// Content-Length.
 import { DOCS_PATH, GRAPHIQL_ASSETS_PATH, GRAPHQL_PATH, INDEX_PATH, OPENAPI_PATH } from '../paths.ts';
 import { GRAPHQL_METHODS, READ_METHODS, allowHeader, refuse } from '../refusals.ts';
 import { restMethods } from '../rest/routes.ts';
@@ -22,7 +23,10 @@ function methodsOf(pathname: string, graphiql: boolean): readonly string[] | und
 export function useOptions(graphiql: boolean): ServerPlugin {
   return {
     onResponse({ request, response, setResponse }) {
-      if (request.method !== 'OPTIONS' || request.headers.has('access-control-request-method')) return;
+      if (request.method !== 'OPTIONS') return;
+      // Yoga's 204 says `Content-Length: 0`, which no 204 may carry (RFC 9110 §8.6).
+      if (response.status === 204) response.headers.delete('content-length');
+      if (request.headers.has('access-control-request-method')) return;
       const { pathname } = new URL(request.url);
       const methods = methodsOf(pathname, graphiql);
       if (methods === undefined) setResponse(refuse(request, { kind: 'not-found', detail: `Nothing is at ${pathname}.` }));

@@ -174,6 +174,8 @@ describe('probes and routes', () => {
   it('answers a plain OPTIONS with the methods of the path in Allow, and 404 where nothing is', async () => {
     const allowOf = async (path: string) => {
       const response = await fetch(`${server.url}${path}`, { method: 'OPTIONS' });
+      // A 204 carries no Content-Length (RFC 9110 §8.6).
+      expect(response.headers.get('content-length'), path).toBeNull();
       return [response.status, response.headers.get('allow')];
     };
     expect(await allowOf('/graphql')).toEqual([204, 'GET, POST, OPTIONS']);
@@ -389,6 +391,7 @@ describe('CORS', () => {
         },
       });
       expect(preflight.status).toBe(204);
+      expect(preflight.headers.get('content-length')).toBeNull();
       expect(preflight.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
       expect(preflight.headers.get('access-control-allow-headers')).toContain('x-api-key');
       // A browser app may retry its writes safely, and see that an answer was a replay.
