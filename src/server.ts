@@ -27,7 +27,7 @@ import { useDocumentTransactions } from './plugins/document-transaction.ts';
 import { useOperationNameCheck } from './plugins/operation-name.ts';
 import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
-import { answerClientError } from './http/client-errors.ts';
+import { answerClientError, answerConnect } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
 import { targetProblem } from './http/request-target.ts';
@@ -340,6 +340,7 @@ export function createApp(dependencies: AppDependencies): App {
   server.on('clientError', (error, socket) =>
     socket instanceof Socket ? answerClientError(error, socket, logger, metrics) : socket.destroy(),
   );
+  server.on('connect', (_req, socket) => (socket instanceof Socket ? answerConnect(socket, logger, metrics) : socket.destroy()));
 
   return {
     server,

@@ -1,5 +1,6 @@
 // Requests Node's HTTP parser refuses before the service sees them: headers over Node's size limit,
-// a request that is not HTTP, headers or a body that did not arrive within the deadline. Node would
+// a request that is not HTTP, a method Node does not know, headers or a body that did not arrive
+// within the deadline; and CONNECT, which Node hands over as a bare socket. Node would
 // answer these with an empty body; clients get Problem Details like for every other refusal. A
 // client that went away (reset, closed) gets nothing and is not worth a log line.
 import { STATUS_CODES } from 'node:http';
@@ -15,6 +16,21 @@ interface ClientError extends Error {
   rawPacket?: Buffer;
 }
 
+const NOT_HTTP = 'The request is not valid HTTP/1.1.';
+
+/** A request line: a method (a token), a target, the version. */
+const REQUEST_LINE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+ [^ ]+ HTTP\/\d\.\d$/;
+
+/** The first line of what the parser had read (at most a little past the longest URL taken). */
+function firstLine(error: ClientError): string {
+  return (
+    error.rawPacket
+      ?.subarray(0, MAX_URL_LENGTH + 64)
+      .toString('latin1')
+      .split('\r\n', 1)[0] ?? ''
+  );
+}
+
 function refusalOf(error: ClientError): { kind: ProblemKind; detail: string } | undefined {
   switch (error.code) {
     // Gone: reset, or (HPE_INVALID_EOF_STATE) its side closed in the middle of a request, which,
@@ -28,37 +44,62 @@ function refusalOf(error: ClientError): { kind: ProblemKind; detail: string } | 
       return { kind: 'request-timeout', detail: 'The request did not arrive in time; send its headers and body without pausing.' };
     case 'HPE_HEADER_OVERFLOW': {
       // The request line counts towards the same limit; a URL over our own bound is named as such.
-      const requestLine =
-        error.rawPacket
-          ?.subarray(0, MAX_URL_LENGTH + 64)
-          .toString('latin1')
-          .split('\r\n', 1)[0] ?? '';
-      return requestLine.length > MAX_URL_LENGTH
+      return firstLine(error).length > MAX_URL_LENGTH
         ? { kind: 'uri-too-long', detail: `The URL must be at most ${MAX_URL_LENGTH} characters; send fewer or shorter parameters.` }
         : {
             kind: 'request-header-fields-too-large',
             detail: `The request line and headers must be at most ${MAX_HEADER_BYTES / 1024} KiB together.`,
           };
     }
+    // A well-formed request line whose method Node does not know: a method not implemented here
+    // (RFC 9110 §9.1: 501); anything else is no request line at all.
+    case 'HPE_INVALID_METHOD':
+      return REQUEST_LINE.test(firstLine(error))
+        ? { kind: 'not-implemented', detail: UNIMPLEMENTED_METHOD }
+        : { kind: 'invalid-input', detail: NOT_HTTP };
     default:
-      return { kind: 'invalid-input', detail: 'The request is not valid HTTP/1.1.' };
+      return { kind: 'invalid-input', detail: NOT_HTTP };
   }
 }
+
+const UNIMPLEMENTED_METHOD =
+  'The request method is not one this service implements: it answers GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS.';
 
 export function answerClientError(error: ClientError, socket: Socket, logger: Logger, metrics: Metrics): void {
   const refusal = refusalOf(error);
   // Node's own rule: answer only if nothing of a response has been written on this connection.
   const response = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (refusal && socket.writable && !response?.headersSent) {
-    const body = problem(refusal.kind, refusal.detail);
-    // A request like any other for the log and the metrics, though no method or path could be read.
-    logger.info({ status: body.status, refusedBy: 'http-parser', code: error.code }, 'request');
-    if (metrics.served) metrics.requestEnded({}, body.status, 0);
-    const text = JSON.stringify(body);
-    socket.end(
-      `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}\r\nContent-Type: application/problem+json\r\n` +
-        `Cache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
-    );
+    answerOnSocket(socket, refusal, { refusedBy: 'http-parser', code: error.code }, logger, metrics);
   }
   socket.destroySoon();
+}
+
+/**
+ * A CONNECT request (a tunnel): Node hands it over as a bare socket, and without an answer closes
+ * it, which a client reads as the server failing. It is a method the service does not implement.
+ */
+export function answerConnect(socket: Socket, logger: Logger, metrics: Metrics): void {
+  if (socket.writable)
+    answerOnSocket(socket, { kind: 'not-implemented', detail: UNIMPLEMENTED_METHOD }, { method: 'CONNECT' }, logger, metrics);
+  socket.destroySoon();
+}
+
+/** Problem Details written on the connection itself, which then closes; logged and counted as a request. */
+function answerOnSocket(
+  socket: Socket,
+  refusal: { kind: ProblemKind; detail: string },
+  logged: Record<string, unknown>,
+  logger: Logger,
+  metrics: Metrics,
+): void {
+  const body = problem(refusal.kind, refusal.detail);
+  // A request like any other for the log and the metrics, though its path may not have been read.
+  logger.info({ status: body.status, ...logged }, 'request');
+  if (metrics.served) metrics.requestEnded({}, body.status, 0);
+  const text = JSON.stringify(body);
+  socket.end(
+    `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}\r\nContent-Type: application/problem+json\r\n` +
+      `Cache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+  );
 }

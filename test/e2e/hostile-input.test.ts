@@ -252,6 +252,22 @@ describe('requests Node refuses before the service sees them', () => {
     expect(response.headers['cache-control']).toBe('no-store');
   });
 
+  it('answers CONNECT, and a method no one has heard of, with 501 Problem Details', async () => {
+    for (const request of [
+      'CONNECT /users HTTP/1.1\r\nHost: x\r\n\r\n',
+      'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
+      'FOO /users HTTP/1.1\r\nHost: x\r\n\r\n',
+    ]) {
+      const response = parseRaw(await raw(request, { end: false }));
+      expect([response.status, response.headers['content-type'], response.headers.connection], request).toEqual([
+        501,
+        'application/problem+json',
+        'close',
+      ]);
+      expect(JSON.parse(response.body)).toMatchObject({ type: 'https://portico.dev/problems/not-implemented', status: 501 });
+    }
+  });
+
   it('cuts slow request headers at the request deadline, with 408 Problem Details', async () => {
     // Headers that never finish: without a bound the connection would stay open for Node's 30 s
     // check interval or longer; the test's own timeout (30 s) is the bound on this wait.
