@@ -524,7 +524,11 @@ const PROBLEM_SCHEMA = {
         type: 'object',
         required: ['field', 'message'],
         properties: {
-          field: { type: 'string', example: 'email', minLength: 1 },
+          field: {
+            type: 'string',
+            description: 'The field or parameter as the request named it (empty when it was sent with an empty name).',
+            example: 'email',
+          },
           message: { type: 'string', example: 'must be an email address like ada@example.com', minLength: 1 },
         },
       },

@@ -93,6 +93,9 @@ describe('every REST answer is what the OpenAPI document says it is', () => {
 
     expect((await conforming('GET', '/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m')).status).toBe(404);
     expect((await conforming('POST', '/users', { json: { name: 'x' } })).status).toBe(400);
+    // Fields and parameters are named as the client wrote them, an empty name too.
+    expect((await conforming('GET', '/users?=1')).status).toBe(400);
+    expect((await conforming('POST', '/users', { json: { name: 'N', email: 'n@example.com', '': 1 } })).status).toBe(400);
     expect((await conforming('POST', '/users', { json: { name: 'Again', email: 'åsa@bücher.example' } })).status).toBe(409);
     expect((await conforming('GET', '/users', { headers: { 'x-api-key': '' } })).status).toBe(401);
     // A write with no body of its own is refused a body over the limit, as documented.
