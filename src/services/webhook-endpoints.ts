@@ -281,7 +281,7 @@ export async function rotateEndpointSecret(
   const check = new InputCheck();
   const overlap = overlapS ?? ROTATION_OVERLAP_S.default;
   if (!Number.isInteger(overlap) || overlap < 0 || overlap > ROTATION_OVERLAP_S.max) {
-    check.fail('overlapSeconds', `must be a whole number of seconds from 0 to ${ROTATION_OVERLAP_S.max}`);
+    check.fail('overlapSeconds', `must be a whole number from 0 to ${ROTATION_OVERLAP_S.max}`);
   }
   check.done();
   // One rotation at a time per endpoint: each keeps the secret the one before it made as the old

@@ -1,6 +1,7 @@
 // Signing a delivery. Two schemes, so receivers can verify with what they already have:
 // - `X-Portico-Signature-256: sha256=<hex>`: HMAC-SHA256 of the raw body under the secret (the whole
-//   `whsec_…` string as the key), as GitHub signs (verify.ts, or @octokit/webhooks-methods);
+//   `whsec_…` string as the key), as GitHub signs (verify.ts; @octokit/webhooks-methods verifies
+//   one signature, so during a rotation's overlap, when the header holds two, it needs each in turn);
 // - Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64>`): HMAC-SHA256
 //   of `id.timestamp.body` under the secret's base64 part decoded, as the `standardwebhooks` and Svix
 //   libraries verify.

@@ -81,6 +81,12 @@ function isRfc3986(raw: string): boolean {
   return URI_CHARACTERS.test(authority.replace(/[[\]]/g, '')) && URI_CHARACTERS.test(rest) && !/%(?![0-9A-Fa-f]{2})/.test(raw);
 }
 
+/** Whether the path holds `.` or `..` segments (`%2e` too), which are resolved away before a request is sent. */
+function hasDotSegments(raw: string): boolean {
+  const path = raw.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, '').split(/[?#]/, 1)[0] ?? '';
+  return path.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment));
+}
+
 /** What is wrong with `raw` as a webhook URL, without looking its host up; or the parsed URL. */
 export function checkUrlForm(raw: string, policy: UrlPolicy): { refusal: string } | { url: URL } {
   if (raw.length > WEBHOOK_URL_MAX_LENGTH) return { refusal: `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters (got ${raw.length})` };
@@ -98,6 +104,8 @@ export function checkUrlForm(raw: string, policy: UrlPolicy): { refusal: string 
         'must be a URI as RFC 3986 writes it: percent-encode spaces, characters outside ASCII and | { } [ ] \\ ^ ` " < > (%20 for a space), and write host names in their ASCII form (xn--…)',
     };
   }
+  // Kept, the URL shown would not be the one deliveries go to (`/hooks/../x` is sent to `/x`).
+  if (hasDotSegments(raw)) return { refusal: 'must not contain . or .. path segments: write the path they lead to' };
   const schemes = policy.allowHttp ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
     return { refusal: policy.allowHttp ? 'must use https or http' : 'must use https (plain http is allowed only outside production)' };

@@ -305,6 +305,18 @@ describe('the SSRF guard', () => {
       );
       expect(changed.body.errors?.[0]?.extensions.code, url).toBe('BAD_USER_INPUT');
     }
+    // Dot segments would be resolved away before sending: the URL shown would not be the one used.
+    for (const url of [
+      'https://93.184.216.34/hooks/../x',
+      'https://93.184.216.34/./x',
+      'https://93.184.216.34/a/..',
+      'https://93.184.216.34/%2E%2e/x',
+    ]) {
+      const created = await rest(strict, 'POST', '/webhook-endpoints', { json: { url }, headers: { 'x-api-key': key } });
+      expect(expectProblem(created, 400, 'invalid-input', '/webhook-endpoints').errors![0]!.message, url).toMatch(/\.\. path segments/);
+    }
+    const dotted = await register(await newKey(), { url: 'https://93.184.216.34/a.b/..c/.../x?y=../z' });
+    expect(dotted.url).toBe('https://93.184.216.34/a.b/..c/.../x?y=../z');
     const encoded = await register(key, { url: 'https://93.184.216.34/a%20b/%C3%B6?x=%7C&y=%5B1%5D' });
     expect(encoded.url).toBe('https://93.184.216.34/a%20b/%C3%B6?x=%7C&y=%5B1%5D');
     const v6 = await register(key, { url: 'https://[2606:4700::1111]:8443/hooks' });
@@ -449,7 +461,19 @@ describe('managing endpoints', () => {
       json: { overlapSeconds: 8 * 86_400 },
       headers: { 'x-api-key': key },
     });
-    expectProblem(tooLong, 400, 'invalid-input', `/webhook-endpoints/${endpoint.id}/secrets`);
+    // Out of range or not whole, one message.
+    const fractional = await rest(server, 'POST', `/webhook-endpoints/${endpoint.id}/secrets`, {
+      json: { overlapSeconds: 1.5 },
+      headers: { 'x-api-key': key },
+    });
+    expect(
+      [tooLong, fractional].map(
+        (answer) => expectProblem(answer, 400, 'invalid-input', `/webhook-endpoints/${endpoint.id}/secrets`).errors,
+      ),
+    ).toEqual([
+      [{ field: 'overlapSeconds', message: 'must be a whole number from 0 to 604800' }],
+      [{ field: 'overlapSeconds', message: 'must be a whole number from 0 to 604800' }],
+    ]);
     expect(JSON.stringify(server.logs)).not.toContain('whsec_');
   });
 
