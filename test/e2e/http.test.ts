@@ -184,6 +184,10 @@ describe('probes and routes', () => {
     expect(await allowOf('/openapi.json')).toEqual([204, 'GET, HEAD, OPTIONS']);
     expect(await allowOf('/docs')).toEqual([204, 'GET, HEAD, OPTIONS']);
     expect(await allowOf('/health')).toEqual([204, 'GET, HEAD, OPTIONS']);
+    // Where PATCH is served, the formats it takes (RFC 5789 §3.1).
+    const patchable = await fetch(`${server.url}/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m`, { method: 'OPTIONS' });
+    expect(patchable.headers.get('accept-patch')).toBe('application/merge-patch+json, application/json');
+    expect((await fetch(`${server.url}/users`, { method: 'OPTIONS' })).headers.get('accept-patch')).toBeNull();
     const nowhere = await fetch(`${server.url}/nope`, { method: 'OPTIONS' });
     expect(nowhere.status).toBe(404);
     expect(await nowhere.json()).toMatchObject({ type: 'https://portico.dev/problems/not-found', instance: '/nope' });
