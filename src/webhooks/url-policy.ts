@@ -104,8 +104,6 @@ export function checkUrlForm(raw: string, policy: UrlPolicy): { refusal: string 
         'must be a URI as RFC 3986 writes it: percent-encode spaces, characters outside ASCII and | { } [ ] \\ ^ ` " < > (%20 for a space), and write host names in their ASCII form (xn--…)',
     };
   }
-  // Kept, the URL shown would not be the one deliveries go to (`/hooks/../x` is sent to `/x`).
-  if (hasDotSegments(raw)) return { refusal: 'must not contain . or .. path segments: write the path they lead to' };
   const schemes = policy.allowHttp ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
     return { refusal: policy.allowHttp ? 'must use https or http' : 'must use https (plain http is allowed only outside production)' };
@@ -131,6 +129,10 @@ export function checkUrlForm(raw: string, policy: UrlPolicy): { refusal: string 
 export async function urlRefusal(raw: string, policy: UrlPolicy, resolve: Resolve = resolveHost): Promise<string | undefined> {
   const form = checkUrlForm(raw, policy);
   if ('refusal' in form) return form.refusal;
+  // Kept, the URL shown would not be the one deliveries go to (`/hooks/../x` is posted to `/x`). A
+  // matter of what is stored, not of where requests may go: checked when a URL is set, so an
+  // endpoint registered before this check keeps its deliveries.
+  if (hasDotSegments(raw)) return 'must not contain . or .. path segments: write the path they lead to';
   const host = hostOf(form.url);
   if (policy.allowedHosts.includes(host) || ipaddr.isValid(host)) return undefined;
   let addresses: string[];

@@ -1,7 +1,7 @@
 // The SSRF guard's name resolution: a host name is checked by every address it resolves to (the
 // address spellings themselves are covered end to end in test/e2e/webhook-endpoints.test.ts).
 import { describe, expect, it } from 'vitest';
-import { urlRefusal, type Resolve } from '../../src/webhooks/url-policy.ts';
+import { checkUrlForm, urlRefusal, type Resolve } from '../../src/webhooks/url-policy.ts';
 
 const policy = { allowHttp: false, allowedHosts: ['hooks.internal.test'] };
 
@@ -21,6 +21,14 @@ describe('urlRefusal', () => {
     'mapped.example': ['::ffff:169.254.169.254'],
     'gone.example': Object.assign(new Error('getaddrinfo ENOTFOUND gone.example'), { code: 'ENOTFOUND' }),
     'slow.example': new Error('timeout'),
+  });
+
+  it('refuses dot segments when a URL is set, and still sends to an endpoint stored with them before', async () => {
+    expect(await urlRefusal('https://public.example/hooks/../x', policy, resolve)).toBe(
+      'must not contain . or .. path segments: write the path they lead to',
+    );
+    // What the sender checks before each attempt: where it may go, not how it was written.
+    expect(checkUrlForm('https://93.184.216.34/hooks/../x', policy)).toEqual({ url: new URL('https://93.184.216.34/x') });
   });
 
   it('accepts a name whose every address is public', async () => {
