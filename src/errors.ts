@@ -44,7 +44,6 @@ export const PROBLEM_KINDS = {
   'quota-exceeded': { status: 429, title: 'Too many requests', code: 'RATE_LIMITED', wholeRequest: true },
   'request-header-fields-too-large': { status: 431, title: 'Request header fields too large', code: 'BAD_USER_INPUT' },
   internal: { status: 500, title: 'Internal error', code: 'INTERNAL' },
-  'not-implemented': { status: 501, title: 'Not implemented', code: 'BAD_USER_INPUT' },
   unavailable: {
     status: 503,
     title: 'Service unavailable',

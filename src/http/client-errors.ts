@@ -51,12 +51,10 @@ function refusalOf(error: ClientError): { kind: ProblemKind; detail: string } | 
             detail: `The request line and headers must be at most ${MAX_HEADER_BYTES / 1024} KiB together.`,
           };
     }
-    // A well-formed request line whose method Node does not know: a method not implemented here
-    // (RFC 9110 §9.1: 501); anything else is no request line at all.
+    // A well-formed request line whose method Node does not know says so; anything else is no
+    // request line at all.
     case 'HPE_INVALID_METHOD':
-      return REQUEST_LINE.test(firstLine(error))
-        ? { kind: 'not-implemented', detail: UNIMPLEMENTED_METHOD }
-        : { kind: 'invalid-input', detail: NOT_HTTP };
+      return { kind: 'invalid-input', detail: REQUEST_LINE.test(firstLine(error)) ? UNIMPLEMENTED_METHOD : NOT_HTTP };
     default:
       return { kind: 'invalid-input', detail: NOT_HTTP };
   }
@@ -77,11 +75,13 @@ export function answerClientError(error: ClientError, socket: Socket, logger: Lo
 
 /**
  * A CONNECT request (a tunnel): Node hands it over as a bare socket, and without an answer closes
- * it, which a client reads as the server failing. It is a method the service does not implement.
+ * it, which a client reads as the server failing. Like a method no one has heard of, it is a
+ * client's mistake here: 400, not RFC 9110's suggested 501, since a 5xx says the service failed
+ * (and would count towards an alert on server errors every time a scanner came by).
  */
 export function answerConnect(socket: Socket, logger: Logger, metrics: Metrics): void {
   if (socket.writable)
-    answerOnSocket(socket, { kind: 'not-implemented', detail: UNIMPLEMENTED_METHOD }, { method: 'CONNECT' }, logger, metrics);
+    answerOnSocket(socket, { kind: 'invalid-input', detail: UNIMPLEMENTED_METHOD }, { method: 'CONNECT' }, logger, metrics);
   socket.destroySoon();
 }
 

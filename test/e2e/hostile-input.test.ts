@@ -252,7 +252,7 @@ describe('requests Node refuses before the service sees them', () => {
     expect(response.headers['cache-control']).toBe('no-store');
   });
 
-  it('answers CONNECT, and a method no one has heard of, with 501 Problem Details', async () => {
+  it('answers CONNECT, and a method no one has heard of, with 400 Problem Details saying which methods are served', async () => {
     for (const request of [
       'CONNECT /users HTTP/1.1\r\nHost: x\r\n\r\n',
       'CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n',
@@ -260,11 +260,15 @@ describe('requests Node refuses before the service sees them', () => {
     ]) {
       const response = parseRaw(await raw(request, { end: false }));
       expect([response.status, response.headers['content-type'], response.headers.connection], request).toEqual([
-        501,
+        400,
         'application/problem+json',
         'close',
       ]);
-      expect(JSON.parse(response.body)).toMatchObject({ type: 'https://portico.dev/problems/not-implemented', status: 501 });
+      expect(JSON.parse(response.body)).toMatchObject({
+        type: 'https://portico.dev/problems/invalid-input',
+        status: 400,
+        detail: match.stringContaining('GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS'),
+      });
     }
   });
 
