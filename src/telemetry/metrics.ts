@@ -95,7 +95,7 @@ export class Metrics {
 
   readonly webhookAttempts = new Counter({
     name: 'portico_webhook_attempts_total',
-    help: 'Webhook delivery attempts by outcome: succeeded (a 2xx in time), http_status (any other answer), no_response (time-out, connection refused or reset, address refused).',
+    help: 'Webhook delivery attempts by outcome: succeeded (a 2xx in time), http_status (any other answer), no_response (time-out, connection refused or reset, address refused), not_sent (the signing secret does not open, or the URL is refused).',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -229,7 +229,7 @@ export class Metrics {
   }
 
   /** A delivery attempt's outcome, for the attempt counters and, on success, the write-to-delivery latency. */
-  attempted(outcome: 'succeeded' | 'http_status' | 'no_response', endpointId: string, eventCreatedAtMs: number): void {
+  attempted(outcome: 'succeeded' | 'http_status' | 'no_response' | 'not_sent', endpointId: string, eventCreatedAtMs: number): void {
     this.webhookAttempts.inc({ outcome });
     if (outcome === 'succeeded') {
       this.webhookDeliveryLatency.observe(Math.max(0, Date.now() - eventCreatedAtMs) / 1000);

@@ -27,6 +27,8 @@ export interface AttemptResult {
   retryAfterMs?: number;
   /** The receiver answered 410 Gone: it wants no more. */
   gone: boolean;
+  /** Nothing was sent: the service could not or would not (a secret that does not open, a URL the policy refuses). */
+  notSent?: true;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
@@ -156,6 +158,7 @@ export class WebhookSender {
         responseBody: null,
         durationMs: took(),
         gone: false,
+        notSent: true,
       };
     }
     try {

@@ -201,13 +201,14 @@ export class DeliveryWorker {
       // Not the receiver's doing (a secret that does not open): nothing is sent, the attempt fails
       // and is retried on the schedule, and the cause is logged.
       this.#deps.logger.error({ err: error, eventId: claim.eventId, endpointId: claim.endpointId }, 'could not prepare a webhook delivery');
-      const result = {
+      const result: AttemptResult = {
         ok: false,
         statusCode: null,
         error: 'the delivery could not be prepared',
         responseBody: null,
         durationMs: 0,
         gone: false,
+        notSent: true,
       };
       return { result, signature: '' };
     }
@@ -224,7 +225,7 @@ export class DeliveryWorker {
     const wait = result.ok || result.gone ? undefined : nextWaitMs(delivery.retryScheduleMs, claim.attempt, result.retryAfterMs);
     const state = result.ok ? 'succeeded' : wait === undefined ? 'dead' : 'failed';
     this.#deps.metrics.attempted(
-      result.ok ? 'succeeded' : result.statusCode === null ? 'no_response' : 'http_status',
+      result.ok ? 'succeeded' : result.notSent ? 'not_sent' : result.statusCode === null ? 'no_response' : 'http_status',
       claim.endpointId,
       claim.createdAt,
     );

@@ -246,6 +246,9 @@ describe('what the metrics count', () => {
     receiver.answer = (request) => (request.path === '/failing' ? { status: 500 } : { status: 200 });
     const good = await endpoint('/good');
     const failing = await endpoint('/failing');
+    // An endpoint whose secret no longer opens (as after WEBHOOK_SECRET_KEY changed): nothing is sent.
+    const unopenable = await endpoint('/unopenable');
+    await server.orm.em.fork().execute(`update webhook_endpoints set secret = 'not-a-sealed-secret' where id = ?`, [unopenable]);
     const before = await scrape();
     await rest(server, 'POST', '/users', { json: { name: 'Metered', email: 'metered@example.com' } });
     // Each endpoint's ping and the user.created event: two deliveries each.
@@ -259,6 +262,8 @@ describe('what the metrics count', () => {
     const grew = (name: string, labels: Record<string, string> = {}) => valueOf(after, name, labels) - valueOf(before, name, labels);
     expect(grew('portico_webhook_attempts_total', { outcome: 'succeeded' })).toBeGreaterThanOrEqual(1);
     expect(grew('portico_webhook_attempts_total', { outcome: 'http_status' })).toBeGreaterThanOrEqual(1);
+    expect(grew('portico_webhook_attempts_total', { outcome: 'not_sent' })).toBeGreaterThanOrEqual(1);
+    expect(receiver.received.filter((request) => request.path === '/unopenable')).toEqual([]);
     expect(grew('portico_webhook_delivery_latency_seconds')).toBeGreaterThanOrEqual(1);
     expect(valueOf(after, 'portico_webhook_endpoint_failures_total', { endpoint: failing })).toBeGreaterThanOrEqual(2);
     expect(valueOf(after, 'portico_webhook_endpoint_failures_total', { endpoint: good })).toBe(0);
