@@ -31,7 +31,11 @@ export function useServiceIndex(version: string): ServerPlugin {
       const body = browser ? html : json;
       endResponse(
         new fetchAPI.Response(request.method === 'HEAD' ? null : body, {
-          headers: { 'content-type': browser ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8' },
+          headers: {
+            'content-type': browser ? 'text/html; charset=utf-8' : 'application/json; charset=utf-8',
+            // HEAD says the length GET's body has (RFC 9110 §9.3.2).
+            'content-length': String(Buffer.byteLength(body)),
+          },
         }),
       );
     },

@@ -147,6 +147,16 @@ describe('probes and routes', () => {
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const html = await page.text();
     for (const link of ['/graphql', '/docs', '/openapi.json']) expect(html).toContain(`href="${link}"`);
+    // HEAD: GET's headers, its Content-Length included, and no body.
+    for (const accept of ['application/json', 'text/html']) {
+      const get = await fetch(`${server.url}/`, { headers: { accept } });
+      const head = await fetch(`${server.url}/`, { method: 'HEAD', headers: { accept } });
+      expect([head.status, head.headers.get('content-length'), await head.text()], accept).toEqual([
+        200,
+        String(Buffer.byteLength(await get.text())),
+        '',
+      ]);
+    }
   });
 
   it('GET /health and /ready answer JSON', async () => {
