@@ -254,7 +254,7 @@ describe('npm run keys', () => {
     expect(invalid.stderr).toContain('usage: npm run keys');
     const unknown = await run('src/cli/keys.ts', ['revoke', 'key_01jd3x3b8vfb9s1p4t4p6q2k7m'], database.url);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m.']);
-    // Nineteen commands, each a process of its own: about 15 s on an idle machine, twice that on a busy one.
+    // Eighteen commands, each a process of its own: about 15 s on an idle machine, twice that on a busy one.
   }, 90_000);
 });
 
