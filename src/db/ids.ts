@@ -92,8 +92,7 @@ export function newId(kind: IdKind): string {
     if (clock.sequence === 0) clock.msecs++;
   }
   const { msecs, sequence } = clock;
-  const bytes = new Uint8Array(16);
-  for (let i = 0; i < 6; i++) bytes[i] = Math.floor(msecs / 2 ** (8 * (5 - i))) & 0xff;
+  const bytes = timestamped(msecs);
   bytes[6] = 0x70 | ((sequence >>> 28) & 0x0f);
   bytes[7] = (sequence >>> 20) & 0xff;
   bytes[8] = 0x80 | ((sequence >>> 14) & 0x3f);
@@ -122,22 +121,21 @@ function randomBytes(count: number): Uint8Array {
   return pool.subarray(poolOffset - count, poolOffset);
 }
 
-/** 16 bytes that begin with the UUIDv7 timestamp of `at`, the rest zero. */
-function timestamped(at: Date): Uint8Array {
+/** 16 bytes that begin with the UUIDv7 timestamp of `msecs` (48 bits, big-endian), the rest zero. */
+function timestamped(msecs: number): Uint8Array {
   const bytes = new Uint8Array(16);
-  const ms = BigInt(at.getTime());
-  for (let i = 0; i < 6; i++) bytes[i] = Number((ms >> BigInt(8 * (5 - i))) & 0xffn);
+  for (let i = 0; i < 6; i++) bytes[i] = Math.floor(msecs / 2 ** (8 * (5 - i))) & 0xff;
   return bytes;
 }
 
 /** The lowest id of a kind for the instant `at`: ids minted earlier sort below it, ids minted since above. */
 export function idFloor(kind: IdKind, at: Date): string {
-  return `${ID_PREFIXES[kind]}_${encodeBase32(timestamped(at))}`;
+  return `${ID_PREFIXES[kind]}_${encodeBase32(timestamped(at.getTime()))}`;
 }
 
 /** An id for a given time, for bulk loads that back-date rows while keeping ids in creation order. */
 export function idAt(kind: IdKind, at: Date, sequence: number): string {
-  const bytes = timestamped(at);
+  const bytes = timestamped(at.getTime());
   // Version 7, then a 12-bit sequence and random tail, so ids minted for the same millisecond stay ordered.
   bytes[6] = 0x70 | ((sequence >> 8) & 0x0f);
   bytes[7] = sequence & 0xff;
