@@ -42,16 +42,20 @@ describe.skipIf(SKIP_REDIS)('Redis behind faults', () => {
   const ready = async () => (await boundedFetch(`${server.url}/ready`, {}, 2500)).body as { rateLimits: { degraded: boolean } };
 
   it('reports the store degraded from the start when it cannot be reached then, and healthy once it can', { timeout: 60_000 }, async () => {
-    await proxy.set('refuse');
-    onTestFinished(() => proxy.set('pass'));
+    // A proxy of its own: refusing on the shared one would cut the other tests' server off too, and
+    // its reconnection could then log an outage of its own into the next test.
+    const { port } = new URL(redis.url);
+    const own = await startTcpProxy({ host: '127.0.0.1', port: Number(port) });
+    onTestFinished(() => own.close());
+    await own.set('refuse');
     const late = await startTestServer({
-      rateLimit: { max: 1_000_000, unidentifiedMax: 1_000_000, windowMs: 60_000, redisUrl: proxy.proxiedUrl(redis.url) },
+      rateLimit: { max: 1_000_000, unidentifiedMax: 1_000_000, windowMs: 60_000, redisUrl: own.proxiedUrl(redis.url) },
     });
     onTestFinished(() => late.close());
     const readyAt = async () => (await boundedFetch(`${late.url}/ready`, {}, 2500)).body as { rateLimits: { degraded: boolean } };
     // Before any request has met the store.
     expect((await readyAt()).rateLimits.degraded).toBe(true);
-    await proxy.set('pass');
+    await own.set('pass');
     await eventually(async () => !(await readyAt()).rateLimits.degraded, '/ready reports the store healthy', RECOVERY_MS);
   });
 

@@ -91,11 +91,16 @@ async function waitFor<T>(
   }
 }
 
-async function waitUntilListening(run: Run): Promise<void> {
-  await waitFor(
+/**
+ * The port the service listens on, once it says so. Services here listen on a port the system
+ * chooses (PORT=0): one picked free beforehand could be taken by another test before the service binds it.
+ */
+async function waitUntilListening(run: Run): Promise<number> {
+  return await waitFor(
     () => {
       if (!isRunning(run)) throw new Error(`the process exited early; stderr: ${run.stderr}`);
-      return logs(run).some((line) => line.msg.startsWith('listening on http://'));
+      const port = logs(run).find((line) => line.msg.startsWith('listening on http://'))?.port;
+      return typeof port === 'number' ? port : undefined;
     },
     45_000,
     'the "listening on" log line',
@@ -209,9 +214,8 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
 
   it('initialises and starts PostgreSQL on an empty data folder, serves, and stops both on SIGINT', async () => {
     dataDir = await makeTempDir();
-    const port = await freePort();
-    const run = startProcess({ DATA_DIR: dataDir, PORT: String(port) });
-    await waitUntilListening(run);
+    const run = startProcess({ DATA_DIR: dataDir, PORT: '0' });
+    const port = await waitUntilListening(run);
 
     const messages = logs(run).map((line) => line.msg);
     expect(messages).toContain('initialising the embedded PostgreSQL data folder (first run)');
@@ -245,7 +249,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
 
   it('stops cleanly when interrupted in the middle of its first start, and the next start serves on that folder', async () => {
     const folder = await makeTempDir();
-    const first = startProcess({ DATA_DIR: folder, PORT: String(await freePort()) });
+    const first = startProcess({ DATA_DIR: folder, PORT: '0' });
     await waitFor(
       () => logs(first).some((line) => line.msg === 'initialising the embedded PostgreSQL data folder (first run)'),
       30_000,
@@ -257,18 +261,16 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     expect(logs(first).filter((line) => line.msg.startsWith('listening on'))).toEqual([]);
     // Nothing left running, and nothing half made: the folder serves as if the first start had ended.
     expect(existsSync(path.join(folder, 'postgres.owner'))).toBe(false);
-    const port = await freePort();
-    const second = startProcess({ DATA_DIR: folder, PORT: String(port) });
-    await waitUntilListening(second);
+    const second = startProcess({ DATA_DIR: folder, PORT: '0' });
+    const port = await waitUntilListening(second);
     expect((await httpJson(`http://127.0.0.1:${port}/health`)).status).toBe(200);
     second.child.kill('SIGTERM');
     expect(await second.exited).toEqual({ code: 0, signal: null });
   });
 
   it('reuses the data on a second start', async () => {
-    const port = await freePort();
-    const run = startProcess({ DATA_DIR: dataDir, PORT: String(port) });
-    await waitUntilListening(run);
+    const run = startProcess({ DATA_DIR: dataDir, PORT: '0' });
+    const port = await waitUntilListening(run);
 
     const messages = logs(run).map((line) => line.msg);
     expect(messages).not.toContain('initialising the embedded PostgreSQL data folder (first run)');
@@ -283,11 +285,10 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
   });
 
   it('refuses a second service on the same data folder in one sentence; commands still work beside the first', async () => {
-    const port = await freePort();
-    const first = startProcess({ DATA_DIR: dataDir, PORT: String(port) });
-    await waitUntilListening(first);
+    const first = startProcess({ DATA_DIR: dataDir, PORT: '0' });
+    const port = await waitUntilListening(first);
 
-    const second = startProcess({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+    const second = startProcess({ DATA_DIR: dataDir, PORT: '0' });
     expect(await second.exited).toEqual({ code: 1, signal: null });
     expect(second.stderr).toBe(
       `portico: cannot start: Another Portico service (process ${first.child.pid}) is running on the embedded PostgreSQL in ${dataDir}; set DATABASE_URL to share its database, or DATA_DIR to a folder of its own to run apart.\n`,
@@ -307,7 +308,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
 
   it('refuses a command, and a second service, on a folder whose running service lost its PostgreSQL', async () => {
     const folder = await makeTempDir();
-    const first = startProcess({ DATA_DIR: folder, PORT: String(await freePort()) });
+    const first = startProcess({ DATA_DIR: folder, PORT: '0' });
     // Started to the end: a start that loses its database fails and exits, and owns nothing then.
     await waitFor(() => logs(first).some((line) => line.msg === 'webhook worker started'), 45_000, 'the start to end');
     const pgPid = await postgresPid(folder);
@@ -319,7 +320,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     // no longer see the service, and two services would run on one folder.
     const listed = await listKeys(folder);
     expect([listed.code, listed.stderr]).toEqual([1, `portico: cannot start: ${refusal}\n`]);
-    const second = startProcess({ DATA_DIR: folder, PORT: String(await freePort()) });
+    const second = startProcess({ DATA_DIR: folder, PORT: '0' });
     expect(await second.exited).toEqual({ code: 1, signal: null });
     expect(second.stderr).toBe(`portico: cannot start: ${refusal}\n`);
     expect(await fs.readFile(path.join(folder, 'postgres.owner'), 'utf8')).toBe(`${first.child.pid}\nservice\n`);
@@ -329,16 +330,15 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
   });
 
   it('takes over the PostgreSQL left running by a SIGKILLed run, and stops it on SIGTERM', async () => {
-    const crashed = startProcess({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+    const crashed = startProcess({ DATA_DIR: dataDir, PORT: '0' });
     await waitUntilListening(crashed);
     const pgPid = await postgresPid(dataDir);
     crashed.child.kill('SIGKILL');
     expect(await crashed.exited).toEqual({ code: null, signal: 'SIGKILL' });
     expect(pidGone(pgPid)).toBe(false);
 
-    const port = await freePort();
-    const run = startProcess({ DATA_DIR: dataDir, PORT: String(port) });
-    await waitUntilListening(run);
+    const run = startProcess({ DATA_DIR: dataDir, PORT: '0' });
+    const port = await waitUntilListening(run);
 
     const takeover = logs(run).find((line) => line.msg.includes('taking it over'));
     expect(takeover).toMatchObject({ level: 40, pid: pgPid });
@@ -358,7 +358,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
 
 describe('logs', { timeout: 60_000 }, () => {
   it('are readable lines with LOG_FORMAT=pretty (the default on a terminal in development), JSON otherwise', async () => {
-    const run = startProcess({ DATA_DIR: await makeTempDir(), PORT: String(await freePort()), LOG_FORMAT: 'pretty' });
+    const run = startProcess({ DATA_DIR: await makeTempDir(), PORT: '0', LOG_FORMAT: 'pretty' });
     const line = await waitFor(() => run.stdout.find((text) => text.includes('listening on http://')), 45_000, 'the listening line');
     expect(line).toMatch(/INFO/);
     expect(() => JSON.parse(line) as unknown).toThrow();
@@ -397,8 +397,7 @@ describe('start failures', { timeout: 60_000 }, () => {
       expect(existsSync(path.join(dataDir, 'postgres', 'postmaster.pid'))).toBe(false);
       // The first development key was not made by the start that failed: the next one shows it.
       expect(run.stderr).not.toMatch(/pk_test_/);
-      const free = await freePort();
-      const next = startProcess({ DATA_DIR: dataDir, PORT: String(free) });
+      const next = startProcess({ DATA_DIR: dataDir, PORT: '0' });
       try {
         await waitUntilListening(next);
         await waitFor(() => /pk_test_[0-9A-Za-z]{33}/.exec(next.stderr)?.[0], 10_000, 'the first key on stderr');
@@ -418,7 +417,7 @@ describe('start failures', { timeout: 60_000 }, () => {
       const { port } = blocker.address() as net.AddressInfo;
       const { line } = await expectStartFailure({
         DATA_DIR: await makeTempDir(),
-        PORT: String(await freePort()),
+        PORT: '0',
         METRICS_PORT: String(port),
       });
       expect(line).toBe(
@@ -445,7 +444,7 @@ describe('start failures', { timeout: 60_000 }, () => {
     const closedPort = await freePort();
     const env = {
       DATA_DIR: await makeTempDir(),
-      PORT: String(await freePort()),
+      PORT: '0',
       DATABASE_URL: `postgres://u:secretpw@127.0.0.1:${closedPort}/x`,
     };
     const { line, run } = await expectStartFailure(env);
@@ -463,7 +462,7 @@ describe('start failures', { timeout: 60_000 }, () => {
     try {
       const url = new URL(database.url);
       url.searchParams.set('sslmode', 'require');
-      const env = { DATA_DIR: await makeTempDir(), PORT: String(await freePort()), DATABASE_URL: url.toString() };
+      const env = { DATA_DIR: await makeTempDir(), PORT: '0', DATABASE_URL: url.toString() };
       // The test server offers no TLS: the start stops with its one sentence, and nothing else.
       const { line } = await expectStartFailure(env);
       expect(line).toMatch(/^portico: cannot start: .*SSL.*DATABASE_URL/);
@@ -476,14 +475,14 @@ describe('start failures', { timeout: 60_000 }, () => {
     const file = path.join(await makeTempDir(), 'a-file');
     await fs.writeFile(file, '');
     const dataDir = path.join(file, 'data');
-    const { line } = await expectStartFailure({ DATA_DIR: dataDir, PORT: String(await freePort()) });
+    const { line } = await expectStartFailure({ DATA_DIR: dataDir, PORT: '0' });
     expect(line).toMatch(/^portico: cannot start: /);
     expect(line).toContain(dataDir);
     expect(line).toContain('DATA_DIR');
   });
 
   it('reports a DATABASE_URL that is not PostgreSQL as a configuration error', async () => {
-    const { line } = await expectStartFailure({ DATA_DIR: await makeTempDir(), PORT: String(await freePort()), DATABASE_URL: 'mysql://x' });
+    const { line } = await expectStartFailure({ DATA_DIR: await makeTempDir(), PORT: '0', DATABASE_URL: 'mysql://x' });
     expect(line).toMatch(/^portico: configuration error: /);
     expect(line).toContain('DATABASE_URL');
   });

@@ -24,7 +24,7 @@ export type Answer =
 export interface Receiver {
   url: string;
   received: Received[];
-  /** Requests for one event id that arrived while another for it was still being answered. */
+  /** Deliveries (path and event id) that arrived again while the first was still being answered. */
   overlaps: string[];
   /** Decides each answer; by default, 200 at once. */
   answer: (request: Received, index: number) => Answer;
@@ -56,11 +56,12 @@ export async function startReceiver(): Promise<Receiver> {
         at: Date.now(),
       };
       const index = receiver.received.push(received) - 1;
-      const eventId = String(request.headers['x-portico-event-id'] ?? '');
-      if ((inFlight.get(eventId) ?? 0) > 0) receiver.overlaps.push(eventId);
-      inFlight.set(eventId, (inFlight.get(eventId) ?? 0) + 1);
+      // One delivery is an event at one endpoint: the same event sent to two endpoints at once is no overlap.
+      const delivery = `${received.path} ${String(request.headers['x-portico-event-id'] ?? '')}`;
+      if ((inFlight.get(delivery) ?? 0) > 0) receiver.overlaps.push(delivery);
+      inFlight.set(delivery, (inFlight.get(delivery) ?? 0) + 1);
       response.once('close', () => {
-        inFlight.set(eventId, inFlight.get(eventId)! - 1);
+        inFlight.set(delivery, inFlight.get(delivery)! - 1);
         received.closedAt = Date.now();
       });
       const answer = receiver.answer(received, index);

@@ -60,7 +60,7 @@ export async function startTestRedis({ password }: { password?: string } = {}): 
     throw new Error("No redis-server found: install Debian's redis-server package or set REDIS_SERVER_PATH.");
   }
   const binary = REDIS_SERVER_PATH;
-  const port = await freePort();
+  let port = await freePort();
   let child: ChildProcess | undefined;
   let output = '';
 
@@ -91,6 +91,17 @@ export async function startTestRedis({ password }: { password?: string } = {}): 
     await until(async () => !(await answers(port)), `port ${port} is closed`);
   };
 
-  await start();
+  // The port was free when picked, but another test may bind it before redis-server does: then
+  // redis-server exits saying so, and another port is picked.
+  for (let tries = 1; ; tries++) {
+    try {
+      await start();
+      break;
+    } catch (error) {
+      if (tries === 5 || !output.includes('Address already in use')) throw error;
+      output = '';
+      port = await freePort();
+    }
+  }
   return { url: `redis://127.0.0.1:${port}`, start, stop };
 }
