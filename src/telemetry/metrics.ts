@@ -214,8 +214,10 @@ export class Metrics {
     return new Histogram({ name, help, labelNames: ['operationType'] as const, registers: [this.registry] });
   }
 
-  /** A request ended (answered, or abandoned by its client): counted once, by what it turned out to be. */
-  /** A request's end; `status` undefined when no answer was sent (the client went away first, or the shutdown cut it). */
+  /**
+   * A request ended (answered, or abandoned by its client): counted once, by what it turned out to
+   * be; `status` undefined when no answer was sent (the client went away first, or the shutdown cut it).
+   */
   requestEnded(
     labels: { face?: Face; operation?: string; statementTimedOut?: boolean },
     status: number | undefined,
