@@ -170,7 +170,9 @@ function costWith(
 export function useQueryLimits(limits: QueryLimits, production: boolean, metrics: Metrics): ServerPlugin[] {
   const refused = (limit: string) => [() => metrics.documentRefusals.inc({ limit })];
   const armor = EnvelopArmorPlugin({
-    maxDepth: { n: limits.maxDepth, exposeLimits: true, ignoreIntrospection: true, onReject: refused('depth') },
+    // Depth is of fields: a fragment (spread or inline) adds none, so a document built of nested
+    // fragments, as Relay clients write them, counts as the same fields written out.
+    maxDepth: { n: limits.maxDepth, exposeLimits: true, ignoreIntrospection: true, flattenFragments: true, onReject: refused('depth') },
     maxAliases: { n: limits.maxAliases, exposeLimits: true, onReject: refused('aliases') },
     maxTokens: { n: limits.maxTokens, exposeLimits: true, onReject: refused('tokens') },
     maxDirectives: { n: limits.maxDirectives, exposeLimits: true, onReject: refused('directives') },

@@ -56,6 +56,18 @@ describe('shape limits', () => {
     );
   });
 
+  it('depth counts fields, not the fragments that hold them: a Relay-style document of nested fragments runs', async () => {
+    // Three fields deep, each behind a fragment spread or an inline fragment.
+    await expectAccepted(
+      `query { ...Q } fragment Q on Query { user(id: "${USER}") { ...U } } fragment U on User { ... on User { orders { ...O } } } fragment O on Order { id }`,
+    );
+    // Fields behind fragments still count: six deep is refused, as written out plainly.
+    await expectRefused(
+      `query { ...Q } fragment Q on Query { user(id: "${USER}") { ...U } } fragment U on User { orders { user { ... on User { orders { user { id } } } } } }`,
+      /^Query depth limit of 5 exceeded, found 6\.$/,
+    );
+  });
+
   it('aliases: at the limit runs, one more is refused', async () => {
     await expectAccepted(`{ a: user(id: "${USER}") { id } b: user(id: "${USER}") { id } c: user(id: "${USER}") { id } }`);
     await expectRefused(
