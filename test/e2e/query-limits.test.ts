@@ -74,6 +74,12 @@ describe('shape limits', () => {
       `{ a: user(id: "${USER}") { id } b: user(id: "${USER}") { id } c: user(id: "${USER}") { id } d: user(id: "${USER}") { id } }`,
       /^Aliases limit of 3 exceeded, found 4\.$/,
     );
+    // A fragment's aliases count wherever it is spread; aliases of __typename cost nothing and count for nothing.
+    await expectRefused(
+      `query { a: user(id: "${USER}") { ...F } b: user(id: "${USER}") { ...F } } fragment F on User { x: id }`,
+      /^Aliases limit of 3 exceeded, found 4\.$/,
+    );
+    await expectAccepted(`{ t1: __typename t2: __typename t3: __typename t4: __typename }`);
   });
 
   it('directives: at the limit runs, one more is refused', async () => {
