@@ -34,7 +34,7 @@ import { targetProblem } from './http/request-target.ts';
 import { listenOn } from './net/listen.ts';
 import { refusalParts } from './refusals.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
-import { useJsonBodies } from './plugins/json-bodies.ts';
+import { usePostBodies } from './plugins/post-bodies.ts';
 import { useScopeCacheRelease } from './plugins/scope-cache.ts';
 import { chainHooks } from './plugins/hook-chain.ts';
 import { useVariableCoercion } from './plugins/variables.ts';
@@ -236,7 +236,7 @@ export function createApp(dependencies: AppDependencies): App {
         useOperationNameCheck(),
         useScopeCacheRelease(),
         // Before the body limit, which wraps the parser this sets for a body of no declared length.
-        useJsonBodies(),
+        usePostBodies(),
         useBodyLimit(MAX_BODY_BYTES),
         useRest({ logger }),
       ],

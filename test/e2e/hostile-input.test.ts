@@ -96,6 +96,37 @@ describe('bodies that are not what they claim', () => {
     expect(problem.errors).toEqual([{ field: 'body', message: 'is not valid UTF-8' }]);
   });
 
+  describe('a GraphQL body that is not UTF-8 is refused with 400, and nothing is written', () => {
+    // The name's X becomes a lone 0xE9 (é in Latin-1), which decoding would turn into U+FFFD.
+    const mutation = (email: string) => `mutation { createUser(input: { name: "Bad X", email: "${email}" }) { id name } }`;
+    const latin1 = (text: string) => {
+      const [before, after] = text.split('X');
+      return Buffer.concat([Buffer.from(before!), Buffer.from([0xe9]), Buffer.from(after!)]);
+    };
+    it.for([
+      ['application/json', (email: string) => latin1(JSON.stringify({ query: mutation(email) })), 'POST body is not valid UTF-8.'],
+      ['application/graphql', (email: string) => latin1(mutation(email)), 'POST body is not valid UTF-8.'],
+      [
+        'application/x-www-form-urlencoded',
+        (email: string) => Buffer.from(`query=${encodeURIComponent(mutation(email)).replace('X', '%E9')}`),
+        'POST body holds a percent-escape that is not UTF-8.',
+      ],
+    ] as const)('sent as %s', async ([contentType, body, message]) => {
+      const email = `utf-${contentType.replace(/\W/g, '-')}@example.com`;
+      const response = await server.fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': contentType, accept: 'application/graphql-response+json' },
+        body: body(email),
+      });
+      expect(response.status).toBe(400);
+      const answer = (await response.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+      expect(answer.data).toBeUndefined();
+      expect(answer.errors).toEqual([match.objectContaining({ message, extensions: match.objectContaining({ code: 'BAD_USER_INPUT' }) })]);
+      const [row] = await server.orm.em.fork().execute<{ n: number }[]>('select count(*)::int as n from users where email = ?', [email]);
+      expect(row!.n).toBe(0);
+    });
+  });
+
   it('answers a streamed body over 64 KiB (no Content-Length) with 413, not a dropped connection', async () => {
     const response = parseRaw(
       await raw(
