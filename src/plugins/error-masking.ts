@@ -24,6 +24,7 @@ import { VALIDATION_ABORTED } from './query-limits.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 import { markStatementTimeout } from '../request-context.ts';
 import { namedLiteralError } from '../graphql/literal-errors.ts';
+import { namedVariableError } from '../graphql/variable-errors.ts';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
@@ -104,7 +105,7 @@ export function maskError(error: unknown): GraphQLError {
       },
     });
   }
-  if (isGraphQLOwnError(error)) return asRequestError(error);
+  if (isGraphQLOwnError(error)) return asRequestError(namedVariableError(error));
   return new GraphQLError('Unexpected error.', {
     ...options,
     extensions: { code: 'INTERNAL', type: `${PROBLEM_TYPE_BASE}internal` },

@@ -630,6 +630,33 @@ describe('GraphQL requests that cannot run', () => {
     }
   });
 
+  it('names where in the variables a value its type refuses sits: the variable, then the path within it', async () => {
+    const user = 'usr_01jd3x3b8vfb9s1p4t4p6q2k7m';
+    const create = 'mutation ($input: CreateOrderInput!) { createOrder(input: $input) { id } }';
+    const page = 'query ($n: Int) { users(first: $n) { pageInfo { hasNextPage } } }';
+    for (const [query, variables, field, message] of [
+      [create, { input: { userId: user, total: 'x' } }, 'input.total', /^Int cannot represent non-integer value: "x"$/],
+      [create, { input: { userId: user } }, 'input.total', /^Field "total" of required type "Int!" was not provided\.$/],
+      [create, { input: { userId: user, total: 1, note: 'x' } }, 'input.note', /^Field "note" is not defined by type "CreateOrderInput"\./],
+      [create, {}, 'input', /^of required type "CreateOrderInput!" was not provided\.$/],
+      [create, { input: null }, 'input', /^of non-null type "CreateOrderInput!" must not be null\.$/],
+      [page, { n: 'x' }, 'n', /^Int cannot represent non-integer value: "x"$/],
+      [
+        'query ($ids: [ID!]!) { nodes(ids: $ids) { id } }',
+        { ids: ['a', null] },
+        'ids[1]',
+        /^Expected non-nullable type "ID!" not to be null\.$/,
+      ],
+    ] as const) {
+      const refused = await graphqlAnswer('/graphql', { method: 'POST', body: JSON.stringify({ query, variables }) });
+      const [first, ...rest] = refused.body.errors as { message: string; extensions: { code: string; errors?: unknown } }[];
+      const label = JSON.stringify(variables);
+      expect([refused.status, refused.body.data, first!.extensions.code, rest], label).toEqual([400, undefined, 'BAD_USER_INPUT', []]);
+      expect(first!.message, label).toMatch(/^Variable "\$\w+" /);
+      expect(first!.extensions.errors, label).toEqual([{ field, message: match.stringMatching(message) }]);
+    }
+  });
+
   it('refuses a null condition for @skip or @include rather than leaving the field out (a nullable variable with a default)', async () => {
     for (const directive of ['skip', 'include']) {
       const query = `query ($s: Boolean = false) { a: __typename b: __typename @${directive}(if: $s) }`;
