@@ -8,7 +8,7 @@ import { NODES_MAX } from '../services/limits.ts';
 import type { Scope } from '../services/api-keys.ts';
 import { actingDenied, actsFor, hasScope } from './acts-for.ts';
 import type { GraphQLContext } from './context.ts';
-import { decodeGlobalID, encodeGlobalID } from './global-id.ts';
+import { decodeGlobalID, encodeGlobalID, nodeIdProblems } from './global-id.ts';
 
 /** The leaf scopes that failed, however deeply `$all`/`$any` nest them. */
 function failedScopes(failure: AuthFailure): { scope: string; parameter: unknown }[] {
@@ -58,6 +58,11 @@ export const builder = new SchemaBuilder<{
     },
     nodeQueryOptions: {
       args: { id: { description: 'The id of a user or an order (`usr_…`, `ord_…`).' } },
+      resolve: (_root, args, _ctx, _info, resolveNode) => {
+        const problems = nodeIdProblems([args.id], () => 'id');
+        if (problems.length > 0) throw new ValidationError(problems);
+        return resolveNode(args.id);
+      },
       description:
         'The User or Order with this id (`usr_…` or `ord_…`), or null if there is none or it is not visible to the request; the same rules as `user` and `order`.',
     },
@@ -68,6 +73,9 @@ export const builder = new SchemaBuilder<{
         if (args.ids.length < 1 || args.ids.length > NODES_MAX) {
           throw ValidationError.field('ids', `must hold 1 to ${NODES_MAX} ids (got ${args.ids.length})`);
         }
+        // Every id that names no node, each by its place in the list.
+        const problems = nodeIdProblems(args.ids, (index) => `ids[${index}]`);
+        if (problems.length > 0) throw new ValidationError(problems);
         return resolveNodes(args.ids);
       },
     },

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/db/ids.ts';
 import { NODES_MAX } from '../../src/services/limits.ts';
 import { startTestServer, testUserToken, type TestServer } from '../support/server.ts';
+import { match } from '../support/match.ts';
 
 let server: TestServer;
 let alice: string;
@@ -101,6 +102,22 @@ describe('node and nodes', () => {
     }
     const full = await server.gql<{ nodes: unknown[] }>(NODES, { ids: Array.from({ length: NODES_MAX }, () => alice) });
     expect(full.body.data!.nodes).toHaveLength(NODES_MAX);
+  });
+
+  it('names each id that is no node id by its place in ids, all at once; `node` names its id', async () => {
+    const many = await server.gql(NODES, { ids: [alice, 'bad', bobsOrder, 'wep_01jd3x3b8vfb9s1p4t4p6q2k7m'] });
+    expect(many.body.data).toBeNull();
+    expect(many.body.errors!.map((error) => error.extensions)).toEqual([
+      match.objectContaining({
+        code: 'BAD_USER_INPUT',
+        errors: [
+          { field: 'ids[1]', message: match.stringMatching(/^"bad" is not the id of a node/) },
+          { field: 'ids[3]', message: match.stringMatching(/^"wep_01jd3x3b8vfb9s1p4t4p6q2k7m" is not the id of a node/) },
+        ],
+      }),
+    ]);
+    const one = await server.gql(NODE, { id: 'bad' });
+    expect(one.body.errors![0]!.extensions).toMatchObject({ errors: [{ field: 'id', message: match.stringMatching(/^"bad" is not/) }] });
   });
 });
 
