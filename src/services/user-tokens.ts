@@ -1,9 +1,11 @@
 // User tokens: OAuth 2.0 bearer JWTs, verified with jose against a JWKS URL, a PEM public key or (in
 // development) an HS256 secret, with issuer, audience, expiry and a small clock tolerance. `alg:
 // none` never verifies: every key source pins the algorithms it accepts. A token may live at most
-// JWT_MAX_AGE (`exp` − `iat`; without `iat`, from now), and an `iat` in the future is refused.
+// JWT_MAX_AGE (`exp` − `iat`; without `iat`, from now), and an `iat` in the future is refused; its
+// `sub` must be a user's id.
 import { createRemoteJWKSet, importSPKI, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ConfigError, JWT_ASYMMETRIC_ALGORITHMS, type JwtConfig } from '../config.ts';
+import { isId } from '../db/ids.ts';
 import { UnauthenticatedError } from '../errors.ts';
 import { resolveSecret } from '../secrets.ts';
 
@@ -57,7 +59,11 @@ export async function userTokenVerifier(config: JwtConfig, dataDir: string): Pro
       const now = Math.floor(Date.now() / 1000);
       if (payload.iat !== undefined && payload.iat > now + config.clockToleranceSec) throw new Error('iat in the future');
       if (payload.exp! - (payload.iat ?? now) > config.maxAgeSec) throw new Error('lifetime over JWT_MAX_AGE');
-      return { userId: payload.sub! };
+      // jose checks the subject's type only when told which subject to expect: a token that names no
+      // user (an array, a number, another system's id) does not verify, rather than meet "not yours".
+      const subject: unknown = payload.sub;
+      if (typeof subject !== 'string' || !isId('user', subject)) throw new Error('sub is not a user id');
+      return { userId: subject };
     } catch {
       // The reason stays server-side; clients learn only that the token is not acceptable.
       throw new UnauthenticatedError('The user token is not valid: check its signature, issuer, audience and expiry.');

@@ -3,6 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, exportSPKI, generateKeyPair } from 'jose';
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { userTokenVerifier } from '../../src/services/user-tokens.ts';
@@ -38,6 +39,15 @@ const signed = (subject: string, claims: Claims, key: Uint8Array) => {
   if (claims.iat !== null) jwt.setIssuedAt(claims.iat ?? now());
   return jwt.sign(key);
 };
+
+/** A correctly signed HS256 token of any claims, `sub` included, whatever their types (jose's SignJWT types them). */
+function signedClaims(claims: Record<string, unknown>): string {
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const body = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ iss: 'portico-dev', aud: 'portico', iat: now(), exp: now() + 600, ...claims })}`;
+  const token = `${body}.${createHmac('sha256', secret).update(body).digest('base64url')}`;
+  credentials.push(token);
+  return usedCredential(token);
+}
 
 async function call(method: string, path: string, headers: Record<string, string>, json?: unknown) {
   const response = await fetch(`${server.url}${path}`, {
@@ -91,6 +101,9 @@ describe('tokens that do not verify', () => {
     ['no iat and an expiry further away than JWT_MAX_AGE', () => sign(alice, { iat: null, exp: now() + 24 * 3600 + 120 })],
     ['an iat in the future beyond the clock tolerance', () => sign(alice, { iat: now() + 120 })],
     ['garbage', () => Promise.resolve('not.a.jwt')],
+    ['a subject that is not a string', () => Promise.resolve(signedClaims({ sub: [alice] }))],
+    ['a subject that is a number', () => Promise.resolve(signedClaims({ sub: 42 }))],
+    ['a subject that is no user id', () => sign('alice')],
   ])('%s gets 401 with error="invalid_token" on both faces', async (_, token) => {
     const value = await token();
     const rest = await call('GET', `/users/${alice}`, as(value));
