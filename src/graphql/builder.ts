@@ -81,12 +81,14 @@ export const builder = new SchemaBuilder<{
     },
     edgesFieldOptions: { nullable: { list: false, items: false }, description: 'The items of this page, in order, each with its cursor.' },
     nodeFieldOptions: { nullable: false, description: 'The item.' },
-    cursorFieldOptions: { description: 'Opaque and signed: pass it as `after` (or `before`) to page on from this item.' },
+    cursorFieldOptions: {
+      description: 'Opaque and signed: pass it as `after` to page on from this item (or as `before`, to the lists that take one).',
+    },
     pageInfoFieldOptions: { description: 'Where this page stands in the list.' },
     pageInfoTypeOptions: { description: 'Where a page of a Relay connection stands in its list.' },
     hasNextPageFieldOptions: { description: 'Whether items follow this page.' },
     hasPreviousPageFieldOptions: { description: 'Whether items come before this page.' },
-    startCursorFieldOptions: { description: "The first item's cursor (for `before`); null on an empty page." },
+    startCursorFieldOptions: { description: "The first item's cursor (for `before`, on the lists that take one); null on an empty page." },
     endCursorFieldOptions: { description: "The last item's cursor (for `after`); null on an empty page." },
   },
 });
