@@ -67,6 +67,13 @@ export function useGraphQLMediaTypes(): ServerPlugin {
       const canonical = type.trim().toLowerCase();
       if (canonical !== type) request.headers.set('content-type', end < 0 ? canonical : `${canonical}${sent.slice(end)}`);
     },
+    // Yoga answers a stream of events with `Cache-Control: no-cache`, over the `no-store` every answer
+    // says (it is one key's answer), and `Content-Encoding: none`, a coding no registry knows.
+    onResponse({ response }) {
+      if (!response.headers.get('content-type')?.startsWith('text/event-stream')) return;
+      response.headers.set('cache-control', 'no-store');
+      if (response.headers.get('content-encoding') === 'none') response.headers.delete('content-encoding');
+    },
     onRequestParse({ request, requestParser, endResponse }) {
       if (!acceptsAnswer(request.headers.get('accept'))) {
         endResponse(

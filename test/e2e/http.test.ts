@@ -74,12 +74,19 @@ describe('GraphQL over HTTP', () => {
 
 describe('caching', () => {
   it("forbids storing any answer to a key (it is that key's), on both faces, found or not; the public assets stay cacheable", async () => {
+    // An answer as a stream of events too (GraphQL over SSE), which says no content coding.
+    const streamed = server.fetch('/graphql', {
+      method: 'POST',
+      headers: { accept: 'text/event-stream', 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
     const answers = await Promise.all([
       server.fetch(`/graphql?query=${encodeURIComponent('{ users(first: 1) { pageInfo { hasNextPage } } }')}`),
       server.gql('{ __typename }').then((response) => response),
       server.fetch('/users'),
       server.fetch('/users/usr_01jd3x3b8vfb9s1p4t4p6q2k7m'),
       server.fetch('/users', { headers: { 'x-api-key': '' } }),
+      streamed,
     ]);
     expect(answers.map((answer) => [answer.status, answer.headers.get('cache-control')])).toEqual([
       [200, 'no-store'],
@@ -87,7 +94,11 @@ describe('caching', () => {
       [200, 'no-store'],
       [404, 'no-store'],
       [401, 'no-store'],
+      [200, 'no-store'],
     ]);
+    const stream = await streamed;
+    expect([stream.headers.get('content-type'), stream.headers.get('content-encoding')]).toEqual(['text/event-stream', null]);
+    expect(await stream.text()).toContain('"__typename":"Query"');
     const page = await fetch(`${server.url}/graphql`, { headers: { accept: 'text/html' } });
     const asset = /(?:src|href)="(\/graphiql\/assets\/[^"]+)"/.exec(await page.text())![1]!;
     expect((await fetch(`${server.url}${asset}`)).headers.get('cache-control')).toBe('public, max-age=86400');
