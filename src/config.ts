@@ -153,6 +153,11 @@ export interface DeliveryConfig {
   concurrency: number;
   /** Attempts one worker runs at once to one endpoint: a receiver that hangs holds this many of its places, not all. */
   endpointConcurrency: number;
+  /**
+   * Attempts one worker runs at once to the endpoints of one API key (their owner): one key's receivers
+   * that hang, however many endpoints it registers, hold this many of its places, not all.
+   */
+  ownerConcurrency: number;
   /** How often a worker looks for due deliveries when no notification woke it. */
   pollMs: number;
 }
@@ -426,6 +431,7 @@ export function loadConfig(env: Env = process.env): Config {
   // and a first start that prints a key with every scope.
   if (!isOneOf(NODE_ENVS, nodeEnv)) throw new ConfigError(`NODE_ENV must be one of ${NODE_ENVS.join(', ')} (got "${env.NODE_ENV}").`);
   const production = nodeEnv === 'production';
+  const concurrency = integer(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000);
 
   const logLevel = env.LOG_LEVEL?.trim().toLowerCase() || 'info';
   if (!isOneOf(LOG_LEVELS, logLevel)) {
@@ -511,8 +517,10 @@ export function loadConfig(env: Env = process.env): Config {
       delivery: {
         retryScheduleMs: durationList(env, 'WEBHOOK_RETRY_SCHEDULE', '0,1m,5m,30m', 20, 7 * 86_400_000),
         timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
-        concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 64, 1, 10_000),
+        concurrency,
         endpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 16, 1, 10_000),
+        // Half the places by default: one key's endpoints never leave the others fewer than that.
+        ownerConcurrency: integer(env, 'WEBHOOK_OWNER_CONCURRENCY', Math.max(1, Math.floor(concurrency / 2)), 1, 10_000),
         pollMs: integer(env, 'WEBHOOK_POLL_MS', 1000, 10, 600_000),
       },
     },

@@ -11,6 +11,8 @@ import type { OutboxFigures } from '../telemetry/metrics.ts';
 export interface ClaimedDelivery {
   eventId: string;
   endpointId: string;
+  /** The API key that registered the endpoint. */
+  ownerKeyId: string;
   /** The attempt about to be made: within the series (for the schedule) and overall (its number). */
   attempt: number;
   number: number;
@@ -26,51 +28,70 @@ export interface ClaimedDelivery {
 }
 
 // Due deliveries are taken endpoint by endpoint, each endpoint's earliest first, and only as many as
-// keep it within `$3` attempts under way in this worker (`$4`/`$5`: the endpoints it has attempts
-// under way to, and how many); then the earliest of all of those: one receiver that hangs, with thousands
-// due, holds `$3` of a worker's places and delays no other endpoint. The worker counts its own
-// attempts because a count kept in the table would need an index on the lease, and every claim would
-// then rewrite index entries (claims are HOT updates: deliveries.test.ts). A delivery is locked as it
-// is read (skipped if another worker holds it); those read but not taken are released when the
-// statement ends.
+// keep it within `$3` attempts under way in this worker, and its owner (the API key that registered
+// it) within `$6` over all its endpoints (`$4`/`$5` and `$7`/`$8`: the endpoints and the owners it has
+// attempts under way to, and how many); then the earliest of all of those. One receiver that hangs,
+// with thousands due, holds `$3` of a worker's places and delays no other endpoint; one key's many
+// receivers that hang hold `$6`, and delay no other key's. The worker counts its own attempts because
+// a count kept in the table would need an index on the lease, and every claim would then rewrite
+// index entries (claims are HOT updates: deliveries.test.ts). A delivery is locked as it is read
+// (skipped if another worker holds it); those read but not taken are released when the statement ends.
 const CLAIM = statement(
   'deliveries_claim',
   `with busy as (
      select * from unnest($4::text[], $5::int[]) as b(endpoint_id, n)),
+   owners_busy as (
+     select * from unnest($7::text[], $8::int[]) as o(owner_key_id, n)),
    candidates as (
-     select x.event_id, x.endpoint_id, x.next_attempt_at,
+     select x.event_id, x.endpoint_id, e.owner_key_id, x.next_attempt_at, coalesce(ob.n, 0) as owner_busy,
        coalesce(busy.n, 0) + row_number() over (partition by x.endpoint_id order by x.next_attempt_at) as place
      from webhook_endpoints e
      left join busy on busy.endpoint_id = e.id
+     left join owners_busy ob on ob.owner_key_id = e.owner_key_id
      cross join lateral (
        select d.event_id, d.endpoint_id, d.next_attempt_at from webhook_deliveries d
        where d.endpoint_id = e.id and d.state in ('pending', 'failed') and d.next_attempt_at <= now()
          and (d.locked_until is null or d.locked_until <= now())
        order by d.next_attempt_at limit $3
        for update of d skip locked) x
-     where e.enabled and coalesce(busy.n, 0) < $3),
+     where e.enabled and coalesce(busy.n, 0) < $3 and coalesce(ob.n, 0) < $6),
+   owned as (
+     select event_id, endpoint_id, next_attempt_at,
+       owner_busy + row_number() over (partition by owner_key_id order by next_attempt_at) as owner_place
+     from candidates where place <= $3),
    due as (
-     select event_id, endpoint_id from candidates where place <= $3 order by next_attempt_at limit $1),
+     select event_id, endpoint_id from owned where owner_place <= $6 order by next_attempt_at limit $1),
    claimed as (
      update webhook_deliveries d set locked_until = now() + $2 * interval '1 millisecond',
        attempts = d.attempts + 1, attempts_total = d.attempts_total + 1
      from due where d.event_id = due.event_id and d.endpoint_id = due.endpoint_id
      returning d.event_id, d.endpoint_id, d.attempts, d.attempts_total)
-   select c.event_id as "eventId", c.endpoint_id as "endpointId", c.attempts as attempt, c.attempts_total as number,
-     ev.type, ${epochMsOf('ev.created_at')} as "createdAt", ev.data, ev.traceparent, e.url, e.secret,
+   select c.event_id as "eventId", c.endpoint_id as "endpointId", e.owner_key_id as "ownerKeyId", c.attempts as attempt,
+     c.attempts_total as number, ev.type, ${epochMsOf('ev.created_at')} as "createdAt", ev.data, ev.traceparent, e.url, e.secret,
      case when e.previous_secret_expires_at > now() then e.previous_secret end as "previousSecret"
    from claimed c join events ev on ev.id = c.event_id join webhook_endpoints e on e.id = c.endpoint_id`,
 );
 
-/** How many attempts a worker may have under way to one endpoint, and how many it has, by endpoint. */
+/** How many attempts a worker may have under way to one endpoint and to one owner's, and how many it has. */
 export interface EndpointPlaces {
   perEndpoint: number;
   busy: ReadonlyMap<string, number>;
+  perOwner: number;
+  busyOwners: ReadonlyMap<string, number>;
 }
 
 /** Claims up to `limit` due deliveries of enabled endpoints for `leaseMs`, within `places`. */
 export async function claimDeliveries(sql: Sql, limit: number, leaseMs: number, places: EndpointPlaces): Promise<ClaimedDelivery[]> {
-  return sql.rows<ClaimedDelivery>(CLAIM, [limit, leaseMs, places.perEndpoint, [...places.busy.keys()], [...places.busy.values()]]);
+  return sql.rows<ClaimedDelivery>(CLAIM, [
+    limit,
+    leaseMs,
+    places.perEndpoint,
+    [...places.busy.keys()],
+    [...places.busy.values()],
+    places.perOwner,
+    [...places.busyOwners.keys()],
+    [...places.busyOwners.values()],
+  ]);
 }
 
 /** What became of one attempt. */

@@ -45,6 +45,18 @@ export function leaseMs(timeoutMs: number): number {
   return timeoutMs + Math.max(1000, timeoutMs);
 }
 
+/** One more attempt under way to `key`. */
+function taken(places: Map<string, number>, key: string): void {
+  places.set(key, (places.get(key) ?? 0) + 1);
+}
+
+/** One attempt fewer under way to `key`; none is no entry, so the map holds only the busy. */
+function freed(places: Map<string, number>, key: string): void {
+  const left = places.get(key)! - 1;
+  if (left === 0) places.delete(key);
+  else places.set(key, left);
+}
+
 export class DeliveryWorker {
   readonly #deps: WorkerDependencies;
   readonly #sender: WebhookSender;
@@ -54,7 +66,9 @@ export class DeliveryWorker {
   #stopped = false;
   #inFlight = 0;
   /** Attempts under way, by endpoint (those with none are left out). */
+  /** Attempts under way, by endpoint and by owner (the API key that registered the endpoint). */
   readonly #busy = new Map<string, number>();
+  readonly #busyOwners = new Map<string, number>();
   #poked = false;
   #wake: (() => void) | undefined;
   #toSettle: Settled[] = [];
@@ -143,6 +157,8 @@ export class DeliveryWorker {
           claimed = await claimDeliveries(sql, room, leaseMs(delivery.timeoutMs), {
             perEndpoint: delivery.endpointConcurrency,
             busy: this.#busy,
+            perOwner: delivery.ownerConcurrency,
+            busyOwners: this.#busyOwners,
           });
         } catch (error) {
           if (this.#failingSince === undefined) {
@@ -216,7 +232,8 @@ export class DeliveryWorker {
 
   async #attempt(claim: ClaimedDelivery): Promise<void> {
     this.#inFlight++;
-    this.#busy.set(claim.endpointId, (this.#busy.get(claim.endpointId) ?? 0) + 1);
+    taken(this.#busy, claim.endpointId);
+    taken(this.#busyOwners, claim.ownerKeyId);
     const { delivery, logger, sql } = this.#deps;
     const startedAt = new Date();
     const span = startAttemptSpan(claim);
@@ -253,9 +270,8 @@ export class DeliveryWorker {
     });
     void this.#settle();
     this.#inFlight--;
-    const busy = this.#busy.get(claim.endpointId)! - 1;
-    if (busy === 0) this.#busy.delete(claim.endpointId);
-    else this.#busy.set(claim.endpointId, busy);
+    freed(this.#busy, claim.endpointId);
+    freed(this.#busyOwners, claim.ownerKeyId);
     if (this.#inFlight === 0) this.#idle?.();
     this.#poke();
   }

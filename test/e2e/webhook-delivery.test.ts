@@ -636,6 +636,38 @@ describe('failures of the worker and the database', () => {
       }
     }));
 
+  it('receivers of one API key that never answer hold that key’s places only: another key’s endpoints get their events meanwhile', () =>
+    apart(async (isolated, own) => {
+      // Each silent endpoint could hold 2 places, and the two all 4; their key holds at most 2.
+      const worker = await startTestWorker(isolated, { concurrency: 4, endpointConcurrency: 2, ownerConcurrency: 2, timeoutMs: 60_000 });
+      try {
+        const silent = [await register(isolated, own, ['USER_CREATED']), await register(isolated, own, ['USER_CREATED'])];
+        const otherKey = await isolated.createKey({ name: 'Another tenant', scopes: ['webhooks:manage'] });
+        const created = await rest<Endpoint>(isolated, 'POST', '/webhook-endpoints', {
+          json: { url: `${own.url}/hooks/other-tenant`, events: ['USER_CREATED'] },
+          headers: { 'x-api-key': otherKey },
+        });
+        expect(created.status).toBe(201);
+        usedCredential(created.body.secret);
+        own.answer = (request) =>
+          silent.some((endpoint) => request.path === endpoint.path) && header(request, 'x-portico-event-type') !== 'ping'
+            ? { hang: true }
+            : { status: 200 };
+        for (let i = 0; i < 10; i++) await createUser(isolated);
+        await eventually(
+          () => requestsAt('/hooks/other-tenant', 'user.created', own).length === 10,
+          'every event to reach the other key’s endpoint',
+          15_000,
+        );
+        const hanging = silent.flatMap((endpoint) => requestsAt(endpoint.path, 'user.created', own));
+        expect(hanging).toHaveLength(2);
+        expect(hanging.every((request) => request.closedAt === undefined)).toBe(true);
+      } finally {
+        await own.close();
+        await worker.stop();
+      }
+    }));
+
   it('two workers share one queue: every delivery made, none attempted twice at once', { timeout: 120_000 }, () =>
     apart(async (isolated, own) => {
       // A claim lasts the attempt's time-out and as long again (at least 1 s) for its outcome to be

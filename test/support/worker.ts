@@ -16,6 +16,7 @@ export const TEST_DELIVERY: DeliveryConfig = {
   timeoutMs: 1000,
   concurrency: 16,
   endpointConcurrency: 16,
+  ownerConcurrency: 16,
   pollMs: 50,
 };
 

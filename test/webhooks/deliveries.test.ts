@@ -55,7 +55,12 @@ describe('claiming deliveries', () => {
   it('rewrites each claimed delivery on its own page, touching none of the indexes (HOT), even in a full backlog', async () => {
     await pool.query('begin');
     try {
-      const claimed = await claimDeliveries(new Sql(pool), CLAIMED, 60_000, { perEndpoint: CLAIMED, busy: new Map() });
+      const claimed = await claimDeliveries(new Sql(pool), CLAIMED, 60_000, {
+        perEndpoint: CLAIMED,
+        busy: new Map(),
+        perOwner: CLAIMED,
+        busyOwners: new Map(),
+      });
       expect(claimed).toHaveLength(CLAIMED);
       const {
         rows: [counts],
@@ -77,11 +82,42 @@ describe('claiming deliveries', () => {
     ] as const) {
       await pool.query('begin');
       try {
-        const places = { perEndpoint, busy: new Map(busy > 0 ? [['whe_claims', busy]] : []) };
+        const places = { perEndpoint, busy: new Map(busy > 0 ? [['whe_claims', busy]] : []), perOwner: CLAIMED, busyOwners: new Map() };
         expect(await claimDeliveries(new Sql(pool), CLAIMED, 60_000, places)).toHaveLength(expected);
       } finally {
         await pool.query('rollback');
       }
+    }
+  });
+
+  it("leaves no owner more attempts under way than its places, over all its endpoints, counting the worker's own", async () => {
+    // A second endpoint of the same key, with deliveries of its own due.
+    await pool.query(
+      `insert into webhook_endpoints (id, owner_key_id, url, secret, created_at, updated_at)
+       values ('whe_claims_2', 'key_claims', 'https://hooks.example.com/second', 'sealed', now(), now())`,
+    );
+    await pool.query(
+      `insert into webhook_deliveries (event_id, endpoint_id) select 'evt_' || n, 'whe_claims_2' from generate_series(1, 10) n`,
+    );
+    try {
+      for (const [perOwner, busy, expected] of [
+        [8, 0, 8],
+        [8, 3, 5],
+        [8, 8, 0],
+        // Without an owner's bound, each endpoint's own: 5 each.
+        [100, 0, 10],
+      ] as const) {
+        await pool.query('begin');
+        try {
+          const places = { perEndpoint: 5, busy: new Map(), perOwner, busyOwners: new Map(busy > 0 ? [['key_claims', busy]] : []) };
+          expect(await claimDeliveries(new Sql(pool), CLAIMED, 60_000, places), `${perOwner}, ${busy}`).toHaveLength(expected);
+        } finally {
+          await pool.query('rollback');
+        }
+      }
+    } finally {
+      await pool.query(`delete from webhook_deliveries where endpoint_id = 'whe_claims_2'`);
+      await pool.query(`delete from webhook_endpoints where id = 'whe_claims_2'`);
     }
   });
 
@@ -95,8 +131,8 @@ describe('claiming deliveries', () => {
     );
     await pool.query('analyze webhook_deliveries');
     let claim = '';
-    const places = { perEndpoint: CLAIMED, busy: new Map<string, number>() };
-    const values = [CLAIMED, 60_000, CLAIMED, [], []];
+    const places = { perEndpoint: CLAIMED, busy: new Map<string, number>(), perOwner: CLAIMED, busyOwners: new Map<string, number>() };
+    const values = [CLAIMED, 60_000, CLAIMED, [], [], CLAIMED, [], []];
     await pool.query('begin');
     try {
       // As the service's connections plan (db/generic-plans.ts).
