@@ -34,6 +34,7 @@ import { targetProblem } from './http/request-target.ts';
 import { listenOn } from './net/listen.ts';
 import { refusalParts } from './refusals.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
+import { limitConnectionsPerClient } from './http/connection-limits.ts';
 import { usePostBodies } from './plugins/post-bodies.ts';
 import { useScopeCacheRelease } from './plugins/scope-cache.ts';
 import { chainHooks } from './plugins/hook-chain.ts';
@@ -336,6 +337,12 @@ export function createApp(dependencies: AppDependencies): App {
       else serve();
     },
   );
+  limitConnectionsPerClient(server, {
+    perClient: config.maxConnectionsPerClient,
+    trustProxy: config.trustProxy,
+    logger,
+    refused: () => metrics.connectionsRefused.inc(),
+  });
   // Node hands a net.Socket unless a custom transport is in use; there is none here.
   server.on('clientError', (error, socket) =>
     socket instanceof Socket ? answerClientError(error, socket, logger, metrics) : socket.destroy(),

@@ -73,6 +73,12 @@ export class Metrics {
     execute: this.#phase('graphql_envelop_phase_execute', 'Time spent on running the GraphQL "execute" function'),
   };
 
+  readonly connectionsRefused = new Counter({
+    name: 'portico_http_connections_refused_total',
+    help: 'Connections closed as they opened because their client already held MAX_CONNECTIONS_PER_CLIENT open.',
+    registers: [this.registry],
+  });
+
   readonly documentRefusals = new Counter({
     name: 'portico_graphql_document_refusals_total',
     help: 'GraphQL documents refused before running, by the limit they exceeded (depth, aliases, tokens, directives, nesting, merging, cost).',

@@ -3,6 +3,7 @@
 // of processes, share one database: claims are exclusive and leased (deliveries.ts). A worker wakes
 // when deliveries were queued and committed (LISTEN; delivery-notifier.ts), and polls as well, for due
 // retries and any notification lost or never sent.
+import { Tally } from '../tally.ts';
 import type { Span } from '@opentelemetry/api';
 import { endAttemptSpan, startAttemptSpan } from './attempt-span.ts';
 import { outgoingHeaders } from '../telemetry/trace-context.ts';
@@ -45,18 +46,6 @@ export function leaseMs(timeoutMs: number): number {
   return timeoutMs + Math.max(1000, timeoutMs);
 }
 
-/** One more attempt under way to `key`. */
-function taken(places: Map<string, number>, key: string): void {
-  places.set(key, (places.get(key) ?? 0) + 1);
-}
-
-/** One attempt fewer under way to `key`; none is no entry, so the map holds only the busy. */
-function freed(places: Map<string, number>, key: string): void {
-  const left = places.get(key)! - 1;
-  if (left === 0) places.delete(key);
-  else places.set(key, left);
-}
-
 export class DeliveryWorker {
   readonly #deps: WorkerDependencies;
   readonly #sender: WebhookSender;
@@ -67,8 +56,8 @@ export class DeliveryWorker {
   #inFlight = 0;
   /** Attempts under way, by endpoint (those with none are left out). */
   /** Attempts under way, by endpoint and by owner (the API key that registered the endpoint). */
-  readonly #busy = new Map<string, number>();
-  readonly #busyOwners = new Map<string, number>();
+  readonly #busy = new Tally<string>();
+  readonly #busyOwners = new Tally<string>();
   #poked = false;
   #wake: (() => void) | undefined;
   #toSettle: Settled[] = [];
@@ -232,8 +221,8 @@ export class DeliveryWorker {
 
   async #attempt(claim: ClaimedDelivery): Promise<void> {
     this.#inFlight++;
-    taken(this.#busy, claim.endpointId);
-    taken(this.#busyOwners, claim.ownerKeyId);
+    this.#busy.add(claim.endpointId);
+    this.#busyOwners.add(claim.ownerKeyId);
     const { delivery, logger, sql } = this.#deps;
     const startedAt = new Date();
     const span = startAttemptSpan(claim);
@@ -270,8 +259,8 @@ export class DeliveryWorker {
     });
     void this.#settle();
     this.#inFlight--;
-    freed(this.#busy, claim.endpointId);
-    freed(this.#busyOwners, claim.ownerKeyId);
+    this.#busy.remove(claim.endpointId);
+    this.#busyOwners.remove(claim.ownerKeyId);
     if (this.#inFlight === 0) this.#idle?.();
     this.#poke();
   }

@@ -382,6 +382,58 @@ describe('request bounds', () => {
   });
 });
 
+describe('connections per client', () => {
+  /** A connection that sends nothing yet; `closed` settles when the server closes it. */
+  const openIdle = (url: string) =>
+    new Promise<{ socket: net.Socket; closed: Promise<void> }>((resolve, reject) => {
+      const { hostname, port } = new URL(url);
+      const socket = net.connect(Number(port), hostname);
+      const closed = new Promise<void>((done) => socket.once('close', () => done()));
+      socket.once('connect', () => resolve({ socket, closed }));
+      socket.once('error', reject);
+    });
+  /** A request on `socket`, and the status line of its answer. */
+  const statusOn = (socket: net.Socket) =>
+    new Promise<string>((resolve) => {
+      socket.once('data', (data: Buffer) => resolve(data.toString('latin1').split('\r\n')[0]!));
+      socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n');
+    });
+
+  it('holds one client to MAX_CONNECTIONS_PER_CLIENT open at once: the next is closed at once, the first still served, and a freed place taken again', async () => {
+    const limited = await startTestServer({ maxConnectionsPerClient: 3 });
+    const sockets: net.Socket[] = [];
+    try {
+      const held = [await openIdle(limited.url), await openIdle(limited.url), await openIdle(limited.url)];
+      sockets.push(...held.map((connection) => connection.socket));
+      const refused = await openIdle(limited.url);
+      sockets.push(refused.socket);
+      await refused.closed;
+      expect(await statusOn(held[0]!.socket)).toBe('HTTP/1.1 200 OK');
+      held[1]!.socket.destroy();
+      await held[1]!.closed;
+      // The place is free once the server has seen the close too: polled.
+      let status = '';
+      await eventually(
+        async () => {
+          const next = await openIdle(limited.url);
+          sockets.push(next.socket);
+          status = await Promise.race([statusOn(next.socket), next.closed.then(() => 'closed')]);
+          return status !== 'closed';
+        },
+        'a freed place taken again',
+        10_000,
+      );
+      expect(status).toBe('HTTP/1.1 200 OK');
+      expect(limited.logs).toContainEqual(
+        match.objectContaining({ msg: 'connection refused: the client holds MAX_CONNECTIONS_PER_CLIENT open', limit: 3 }),
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await limited.close();
+    }
+  });
+});
+
 describe('URL bound', () => {
   it('refuses a URL over 8 KiB with 414 on both faces, and takes one at the limit', async () => {
     const query = `{ users(first: 1) { pageInfo { hasNextPage } } }`;
