@@ -16,6 +16,9 @@ export function statement(name: string, text: string): Statement {
   return { name, text };
 }
 
+/** Shared reads under way (Sql.sharedRows), by pool and statement. */
+const SHARED_READS = new WeakMap<pg.Pool, Map<string, Promise<unknown[]>>>();
+
 export class Sql {
   readonly #pool: pg.Pool;
   readonly #onQuery: ((sql: string) => void) | undefined;
@@ -35,6 +38,30 @@ export class Sql {
     const transaction = this.#transaction?.();
     if (transaction) return runPrepared<T>(transaction, prepared(query.name, query.text), values);
     return (await this.#pool.query<T & pg.QueryResultRow>({ name: query.name, text: query.text, values })).rows;
+  }
+
+  /**
+   * The rows of a read that takes no values, shared by every request of the pool that asks while it
+   * is under way: one such statement at a time however many ask (a count of the users, which reads
+   * the whole table: a document of fifteen aliased pages, or fifteen such requests at once, ran it
+   * fifteen times side by side, and held as many connections). A request that asks after it ended
+   * runs it afresh, so an answer never predates the request by more than one run of the statement.
+   * Inside a write's transaction the read runs there, seeing what it wrote.
+   */
+  async sharedRows<T>(query: Statement): Promise<T[]> {
+    if (this.#transaction?.()) return this.rows<T>(query, []);
+    this.#stop?.throwIfAborted();
+    let underWay = SHARED_READS.get(this.#pool);
+    if (!underWay) SHARED_READS.set(this.#pool, (underWay = new Map<string, Promise<unknown[]>>()));
+    let rows = underWay.get(query.name);
+    if (!rows) {
+      this.#onQuery?.(query.text);
+      const running = this.#pool.query({ name: query.name, text: query.text }).then((result): unknown[] => result.rows as unknown[]);
+      rows = running.finally(() => underWay.delete(query.name));
+      underWay.set(query.name, rows);
+    }
+    // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- rows of the statement named, whose callers all read it as T
+    return (await rows) as T[];
   }
 
   /**

@@ -83,10 +83,11 @@ export async function listUserCollection(sql: Sql, cursors: CursorCodec, args: U
 }
 
 async function offsetPage(sql: Sql, plan: SortPlan, page: number, limit: number): Promise<UserList> {
-  // The page and the total, side by side on two connections.
+  // The page and the total, side by side on two connections; the total is counted once for every
+  // request that asks while it is being counted (Sql.sharedRows).
   const [rows, [count]] = await Promise.all([
     sql.rows<UserRecord>(plan.page, [limit, (page - 1) * limit]),
-    sql.rows<{ total: number }>(COUNT, []),
+    sql.sharedRows<{ total: number }>(COUNT),
   ]);
   const total = count!.total;
   return { data: rows, pagination: { style: 'offset', page, limit, total, totalPages: Math.ceil(total / limit) } };

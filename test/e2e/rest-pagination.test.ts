@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idAt } from '../../src/db/ids.ts';
 import { CursorCodec } from '../../src/pagination/cursor.ts';
 import { match } from '../support/match.ts';
-import { type User, type Order } from '../support/rest.ts';
+import { rest, type User, type Order } from '../support/rest.ts';
 import { startTestServer, TEST_CURSOR_SECRET, type TestServer } from '../support/server.ts';
 
 let server: TestServer;
@@ -268,6 +268,27 @@ describe('GET /users in offset style (page)', () => {
         pagination: { page, limit: 7, total, totalPages: Math.ceil(total / 7) },
       });
     }
+  });
+
+  it('counts the users once for requests that ask at the same time, however many pages they ask for; a later request counts afresh', async () => {
+    const total = (await idsInOrder('createdAt')).length;
+    const counts = () => server.statements.filter((text) => text.includes('count(*)') && text.includes('from users')).length;
+    const before = counts();
+    const pages = Array.from(
+      { length: 6 },
+      (_, i) => `p${i}: userList(page: ${i + 1}, limit: 3) { pagination { ... on OffsetPagination { total } } }`,
+    );
+    const [one, other] = await Promise.all([server.gql(`{ ${pages.join(' ')} }`), server.gql(`{ ${pages.join(' ')} }`)]);
+    for (const response of [one, other]) {
+      expect(response.body.errors).toBeUndefined();
+      expect(new Set(Object.values(response.body.data!).map((list) => JSON.stringify(list)))).toEqual(
+        new Set([JSON.stringify({ pagination: { total } })]),
+      );
+    }
+    expect(counts() - before).toBeLessThanOrEqual(2);
+    // A user created since is in the next request's total.
+    await rest(server, 'POST', '/users', { json: { name: 'Counted', email: `counted-${Date.now()}@example.com` } });
+    expect((await get<OffsetPage>('/users?page=1&limit=1')).pagination.total).toBe(total + 1);
   });
 
   it('uses a page of 20 when no limit is given', async () => {
