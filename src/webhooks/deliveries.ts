@@ -110,6 +110,12 @@ export interface Settled {
   nextAttemptAt: Date | null;
 }
 
+/**
+ * Attempts kept per delivery: the latest, older ones deleted as each is recorded. Re-sends add
+ * attempts without end (a re-send is one request), and every listing of deliveries reads them all.
+ */
+export const ATTEMPTS_KEPT = 20;
+
 const SETTLE = statement(
   'deliveries_settle',
   `with outcome as (
@@ -121,7 +127,11 @@ const SETTLE = statement(
      from outcome o
      -- A delivery deleted meanwhile (its endpoint was) has nothing to record the attempt against.
      where exists (select 1 from webhook_deliveries d where d.event_id = o.event_id and d.endpoint_id = o.endpoint_id)
-     on conflict do nothing)
+     on conflict do nothing),
+   pruned as (
+     delete from webhook_attempts a using outcome o
+     where o.number > ${ATTEMPTS_KEPT} and a.event_id = o.event_id and a.endpoint_id = o.endpoint_id
+       and a.number <= o.number - ${ATTEMPTS_KEPT})
    update webhook_deliveries d set state = o.state, locked_until = null,
      next_attempt_at = coalesce(o.next_attempt_at, d.next_attempt_at),
      finished_at = case when o.state in ('succeeded', 'dead') then now() end

@@ -18,6 +18,7 @@ import { expectProblem, rest, type User } from '../support/rest.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
+import { ATTEMPTS_KEPT } from '../../src/webhooks/deliveries.ts';
 import { TEST_DELIVERY, startTestWorker, type TestWorker } from '../support/worker.ts';
 import { startTcpProxy, type Fault, type TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -355,6 +356,40 @@ describe('what a receiver can do wrong', () => {
       'the other endpoint to get both events',
       15_000,
     );
+    receiver.answer = () => ({ status: 200 });
+  });
+
+  it(`keeps a delivery's latest ${ATTEMPTS_KEPT} attempts, however often it is re-sent: the list and the table stay bounded`, async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    receiver.answer = answerAt(endpoint, () => ({ status: 500 }));
+    await createUser();
+    const series = TEST_DELIVERY.retryScheduleMs.length + 1;
+    let dead = await settledDelivery(endpoint.id, 'user.created', 'dead');
+    // Each re-send runs the schedule again: five more attempts, until past the bound.
+    for (let resends = 1; resends * series <= ATTEMPTS_KEPT; resends++) {
+      expect((await rest(server, 'POST', `/webhook-endpoints/${endpoint.id}/deliveries/${dead.eventId}/attempts`)).status).toBe(200);
+      const total = (resends + 1) * series;
+      await eventually(
+        async () => {
+          dead = (await deliveries(endpoint.id, '?status=dead')).find((d) => d.eventId === dead.eventId) ?? dead;
+          return dead.attempts.at(-1)?.number === total;
+        },
+        `attempt ${total} recorded`,
+        15_000,
+      );
+    }
+    const last = dead.attempts.at(-1)!.number;
+    expect(last).toBeGreaterThan(ATTEMPTS_KEPT);
+    expect(dead.attempts.map((attempt) => attempt.number)).toEqual(
+      Array.from({ length: ATTEMPTS_KEPT }, (_, i) => last - ATTEMPTS_KEPT + 1 + i),
+    );
+    const [row] = await server.orm.em
+      .fork()
+      .execute<{ n: number }[]>('select count(*)::int as n from webhook_attempts where event_id = ? and endpoint_id = ?', [
+        dead.eventId,
+        endpoint.id,
+      ]);
+    expect(row!.n).toBe(ATTEMPTS_KEPT);
     receiver.answer = () => ({ status: 200 });
   });
 

@@ -1,4 +1,5 @@
 // An endpoint's deliveries and their attempts (the dead-letter queue is the `dead` ones), and re-sending.
+import { ATTEMPTS_KEPT } from '../../webhooks/deliveries.ts';
 import { DELIVERY_STATES } from '../../db/entities/index.ts';
 import { PAGE_SIZE } from '../../services/limits.ts';
 import {
@@ -48,7 +49,10 @@ const WebhookDeliveryRef = builder.objectRef<DeliveryRecord>('WebhookDelivery').
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the delivery was queued (with its event).' }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true, description: 'When it succeeded or went dead.' }),
-    attempts: t.expose('attempts', { type: [WebhookAttemptRef], description: 'Oldest first.' }),
+    attempts: t.expose('attempts', {
+      type: [WebhookAttemptRef],
+      description: `Its latest ${ATTEMPTS_KEPT} attempts, oldest first (older ones are deleted; \`number\` counts them all).`,
+    }),
   }),
 });
 
