@@ -159,6 +159,16 @@ async function mustFind(em: EntityManager, owner: EndpointOwner, id: string, loc
   return endpoint;
 }
 
+/** Refuses a registration by a key that has as many endpoints as it may. */
+async function refuseOverLimit(em: EntityManager, settings: WebhookSettings, owner: EndpointOwner): Promise<void> {
+  const registered = await em.count(WebhookEndpoint, { ownerKeyId: owner.lineageId });
+  if (registered >= settings.maxEndpointsPerKey) {
+    throw new ConflictError(
+      `This API key has ${registered} webhook endpoints, the most it may have (${settings.maxEndpointsPerKey}); delete one first.`,
+    );
+  }
+}
+
 /**
  * Registers an endpoint and queues a `ping` for it alone. The answer carries the signing secret: the
  * only time it is shown.
@@ -169,16 +179,13 @@ export async function createEndpoint(
   owner: EndpointOwner,
   input: EndpointFields,
 ): Promise<EndpointRecord> {
+  // A key at its limit is refused before its URL's host is resolved: a lookup may take seconds.
+  await refuseOverLimit(em, settings, owner);
   const fields = await checkFields(settings, input, true);
   return em.transactional(async (tx) => {
     // One registration at a time per lineage, so the count below cannot be raced past the limit.
     await tx.execute(`select pg_advisory_xact_lock(hashtextextended(?, 1))`, [`webhook endpoints of ${owner.lineageId}`]);
-    const registered = await tx.count(WebhookEndpoint, { ownerKeyId: owner.lineageId });
-    if (registered >= settings.maxEndpointsPerKey) {
-      throw new ConflictError(
-        `This API key has ${registered} webhook endpoints, the most it may have (${settings.maxEndpointsPerKey}); delete one first.`,
-      );
-    }
+    await refuseOverLimit(tx, settings, owner);
     const id = newId('webhookEndpoint');
     const secret = newSigningSecret();
     const endpoint = tx.create(WebhookEndpoint, {
@@ -249,8 +256,9 @@ export async function updateEndpoint(
   id: string,
   input: EndpointFields,
 ): Promise<EndpointRecord> {
-  const fields = await checkFields(settings, input, false);
+  // Another key's endpoint is not found before the new URL's host is resolved: a lookup may take seconds.
   const endpoint = await mustFind(em, owner, id);
+  const fields = await checkFields(settings, input, false);
   if (fields.url !== undefined) endpoint.url = fields.url;
   if (fields.events !== undefined) endpoint.eventTypes = fields.events;
   if (fields.description !== undefined) endpoint.description = fields.description;

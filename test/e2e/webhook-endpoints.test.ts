@@ -203,6 +203,9 @@ describe('registering an endpoint', () => {
     ]);
     const refused = responses.find((response) => response.status === 409)!;
     expect((refused.body as unknown as Problem).detail).toMatch(new RegExp(`most it may have \\(${MAX_ENDPOINTS}\\)`));
+    // At the limit, a registration is refused before its URL is looked at (nor its host resolved).
+    const more = await rest(server, 'POST', '/webhook-endpoints', { json: { url: 'http://10.0.0.1/' }, headers: { 'x-api-key': key } });
+    expect(more.status).toBe(409);
   });
 });
 
@@ -539,6 +542,8 @@ describe('managing endpoints', () => {
     ] as const) {
       expectProblem(await as(stranger, method, suffix, json), 404, 'not-found', `/webhook-endpoints/${endpoint.id}${suffix}`);
     }
+    // Another key's endpoint is not found before its new URL is looked at (nor its host resolved).
+    expectProblem(await as(stranger, 'PATCH', '', { url: 'http://10.0.0.1/' }), 404, 'not-found', `/webhook-endpoints/${endpoint.id}`);
     const strangers = await rest<{ items: Endpoint[] }>(server, 'GET', '/webhook-endpoints', { headers: { 'x-api-key': stranger } });
     expect(strangers.body.items).toEqual([]);
     expect((await as(admin, 'GET')).status).toBe(200);
