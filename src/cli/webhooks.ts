@@ -171,8 +171,11 @@ await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
     const delivery = await resendDelivery(em, sql, operator, id!, eventId!);
     print(deliveryResource(delivery), `queued ${delivery.eventId} for ${id} again`);
   } else if (command === 'resend-dead') {
-    const queued = await resendDeadDeliveries(em, sql, operator, id!, window);
-    print({ queued }, `queued ${queued} dead deliveries of ${id} again`);
+    const { queued, remaining } = await resendDeadDeliveries(em, sql, operator, id!, window);
+    print(
+      { queued, remaining },
+      `queued ${queued} dead deliveries of ${id} again${remaining > 0 ? `; ${remaining} remain: run it again for them` : ''}`,
+    );
   } else {
     print({ id: await deleteEndpoint(em, operator, id!) }, `deleted ${id}`);
   }

@@ -491,7 +491,7 @@ function exampleFor(typeName: string): Json {
     WebhookEndpointList: { items: [EXAMPLE_ENDPOINT], nextCursor: null },
     WebhookDelivery: EXAMPLE_DELIVERY,
     WebhookDeliveryList: { items: [EXAMPLE_DELIVERY], nextCursor: null },
-    WebhookRedelivery: { queued: 12 },
+    WebhookRedelivery: { queued: 12, remaining: 0 },
   };
   return typeName in examples ? { example: examples[typeName] } : {};
 }

@@ -1,6 +1,7 @@
 // The REST facade, route by route: which GraphQL root field does the work and how the HTTP request
 // maps onto its arguments. Everything else about REST (SOFA's configuration, the adapter, the
 // OpenAPI document) is derived from this table.
+import { RESEND_BATCH } from '../services/webhook-deliveries.ts';
 import { OperationTypeNode, type GraphQLArgument, type GraphQLField, type GraphQLSchema } from 'graphql';
 import { decodeComponent } from '../net/uri.ts';
 import type { IdKind } from '../db/ids.ts';
@@ -285,8 +286,7 @@ export const ROUTES: readonly RestRoute[] = [
     status: 200,
     operationId: 'resendDeadWebhookDeliveries',
     summary: 'Re-send the dead-letter queue',
-    description:
-      "Sends every one of the endpoint's dead deliveries again (only those that went dead within `from`–`to`, when given), and answers at once with how many were queued. The body may be left out.",
+    description: `Sends the endpoint's dead deliveries again (only those that went dead within \`from\`–\`to\`, when given), ${RESEND_BATCH} at most, the oldest events first, and answers at once with how many were queued and how many remain (send it again for those). The body may be left out.`,
     tag: 'Webhook endpoints',
   },
 ];

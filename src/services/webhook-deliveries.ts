@@ -91,14 +91,28 @@ const RESEND = statement(
      returning 1)
    select (select count(*)::int from resent) as n, pg_notify('${DELIVERIES_CHANNEL}', '')`,
 );
+/**
+ * Dead deliveries re-sent by one call, the oldest events first: a call is one statement, which the
+ * statement time-out bounds, so a dead-letter queue of any size is re-sent in calls that each
+ * finish (one call for all of them grew with the queue without bound, and one that outlasted the
+ * time-out would re-send none).
+ */
+export const RESEND_BATCH = 1000;
+
 const RESEND_DEAD = statement(
-  'deliveries_resend_dead',
-  `with resent as (
-     update webhook_deliveries set state = 'pending', attempts = 0, next_attempt_at = now(), finished_at = null
+  'deliveries_resend_dead_batch',
+  `with dead as (
+     select event_id from webhook_deliveries
      where endpoint_id = $1 and state = 'dead' and finished_at >= coalesce($2, '-infinity'::timestamptz)
-       and finished_at < coalesce($3, 'infinity'::timestamptz)
+       and finished_at < coalesce($3, 'infinity'::timestamptz)),
+   chosen as (
+     select event_id from dead order by event_id limit ${RESEND_BATCH}),
+   resent as (
+     update webhook_deliveries d set state = 'pending', attempts = 0, next_attempt_at = now(), finished_at = null
+     from chosen c where d.endpoint_id = $1 and d.event_id = c.event_id and d.state = 'dead'
      returning 1)
-   select (select count(*)::int from resent) as n, pg_notify('${DELIVERIES_CHANNEL}', '')`,
+   select (select count(*)::int from resent) as n, (select count(*)::int from dead) - (select count(*)::int from resent) as remaining,
+     pg_notify('${DELIVERIES_CHANNEL}', '')`,
 );
 
 async function mustOwn(em: EntityManager, owner: EndpointOwner, endpointId: string): Promise<void> {
@@ -174,11 +188,11 @@ export async function resendDeadDeliveries(
   owner: EndpointOwner,
   endpointId: string,
   window: { from?: Date | null; to?: Date | null },
-): Promise<number> {
+): Promise<{ queued: number; remaining: number }> {
   requireId('webhookEndpoint', 'endpointId', endpointId);
   // An empty window would re-send nothing and say so; a reversed one is a mistake worth naming.
   if (window.from && window.to && window.from >= window.to) throw ValidationError.field('to', 'must be later than from');
   await mustOwn(em, owner, endpointId);
-  const [resent] = await sql.rows<{ n: number }>(RESEND_DEAD, [endpointId, window.from ?? null, window.to ?? null]);
-  return resent!.n;
+  const [resent] = await sql.rows<{ n: number; remaining: number }>(RESEND_DEAD, [endpointId, window.from ?? null, window.to ?? null]);
+  return { queued: resent!.n, remaining: resent!.remaining };
 }

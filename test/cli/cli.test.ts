@@ -320,7 +320,7 @@ describe('npm run webhooks', () => {
     expect(deadPing).toMatchObject({ eventType: 'ping', status: 'dead' });
     // Instants as every face writes them (ISO 8601), as the API answers them.
     expect(deadPing).toMatchObject({ createdAt: match.stringMatching(ISO_INSTANT), finishedAt: match.stringMatching(ISO_INSTANT) });
-    expect(JSON.parse((await webhooks('resend-dead', endpoint.id, '--json')).stdout)).toEqual({ queued: 1 });
+    expect(JSON.parse((await webhooks('resend-dead', endpoint.id, '--json')).stdout)).toEqual({ queued: 1, remaining: 0 });
     const resent = await webhooks('resend', endpoint.id, deadPing!.eventId, '--json');
     expect([resent.code, (JSON.parse(resent.stdout) as { status: string }).status]).toEqual([0, 'pending']);
     expect((await webhooks('deliveries', endpoint.id)).stdout).toContain(`${deadPing!.eventId}  ping`);

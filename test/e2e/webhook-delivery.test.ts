@@ -19,6 +19,7 @@ import { startTestServer, type TestServer } from '../support/server.ts';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
 import { ATTEMPTS_KEPT } from '../../src/webhooks/deliveries.ts';
+import { RESEND_BATCH } from '../../src/services/webhook-deliveries.ts';
 import { TEST_DELIVERY, startTestWorker, type TestWorker } from '../support/worker.ts';
 import { startTcpProxy, type Fault, type TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -232,12 +233,12 @@ describe('the retry schedule', () => {
     expect(resent.at(-1)!.headers['x-portico-delivery-attempt']).toBe(String(TEST_DELIVERY.retryScheduleMs.length + 2));
 
     const bulk = await rest<{ queued: number }>(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`);
-    expect(bulk.body).toEqual({ queued: 1 });
+    expect(bulk.body).toEqual({ queued: 1, remaining: 0 });
     await eventually(async () => (await succeeded()).length === 2, 'the bulk re-send', 10_000);
     const windowed = await rest<{ queued: number }>(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`, {
       json: { from: new Date(Date.now() + 60_000).toISOString() },
     });
-    expect(windowed.body).toEqual({ queued: 0 });
+    expect(windowed.body).toEqual({ queued: 0, remaining: 0 });
     // A window is bounded by instants: a day that does not exist, or a time with no zone (whose
     // instant would be the server's guess), is refused naming the field.
     for (const [from, to] of [
@@ -391,6 +392,36 @@ describe('what a receiver can do wrong', () => {
       ]);
     expect(row!.n).toBe(ATTEMPTS_KEPT);
     receiver.answer = () => ({ status: 200 });
+  });
+
+  it(`re-sends dead deliveries ${RESEND_BATCH} at a time, oldest first, saying how many remain`, async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    // Disabled, so that what is queued again stays queued (a disabled endpoint's deliveries wait).
+    await rest(server, 'PATCH', `/webhook-endpoints/${endpoint.id}`, {
+      json: { enabled: false },
+      contentType: 'application/merge-patch+json',
+    });
+    const dead = RESEND_BATCH + 5;
+    await server.orm.em.fork().execute(
+      `with made as (
+         insert into events (id, type, created_at, data)
+         select ? || lpad(n::text, 6, '0'), 'user.created', now(), '{"object":{}}'::jsonb from generate_series(1, ?) n
+         returning id)
+       insert into webhook_deliveries (event_id, endpoint_id, state, finished_at) select id, ?, 'dead', now() from made`,
+      [`evt_batch${endpoint.id.slice(-6)}`, dead, endpoint.id],
+    );
+    const resend = () => rest<{ queued: number; remaining: number }>(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`);
+    expect((await resend()).body).toEqual({ queued: RESEND_BATCH, remaining: 5 });
+    const [oldest] = await server.orm.em
+      .fork()
+      .execute<{ state: string }[]>(
+        `select state from webhook_deliveries where endpoint_id = ? and event_id like 'evt_batch%' order by event_id limit 1`,
+        [endpoint.id],
+      );
+    expect(oldest!.state).toBe('pending');
+    expect((await resend()).body).toEqual({ queued: 5, remaining: 0 });
+    expect((await resend()).body).toEqual({ queued: 0, remaining: 0 });
+    expect((await rest(server, 'DELETE', `/webhook-endpoints/${endpoint.id}`)).status).toBe(204);
   });
 
   it('a re-send while an attempt is under way is refused with 409', async () => {

@@ -1,5 +1,6 @@
 // An endpoint's deliveries and their attempts (the dead-letter queue is the `dead` ones), and re-sending.
 import { ATTEMPTS_KEPT } from '../../webhooks/deliveries.ts';
+import { RESEND_BATCH } from '../../services/webhook-deliveries.ts';
 import { DELIVERY_STATES } from '../../db/entities/index.ts';
 import { PAGE_SIZE } from '../../services/limits.ts';
 import {
@@ -64,9 +65,12 @@ const WebhookDeliveryListRef = builder.objectRef<DeliveryPage>('WebhookDeliveryL
   }),
 });
 
-const WebhookRedeliveryRef = builder.objectRef<{ queued: number }>('WebhookRedelivery').implement({
+const WebhookRedeliveryRef = builder.objectRef<{ queued: number; remaining: number }>('WebhookRedelivery').implement({
   description: 'What a re-send of dead deliveries queued.',
-  fields: (t) => ({ queued: t.exposeInt('queued', { description: 'Dead deliveries queued again.' }) }),
+  fields: (t) => ({
+    queued: t.exposeInt('queued', { description: `Dead deliveries queued again: at most ${RESEND_BATCH}, the oldest events first.` }),
+    remaining: t.exposeInt('remaining', { description: 'Dead deliveries of the window left to re-send: send the request again for them.' }),
+  }),
 });
 
 const MANAGE = { scope: 'webhooks:manage' } as const;
@@ -110,14 +114,11 @@ builder.mutationFields((t) => ({
   resendDeadWebhookDeliveries: t.field({
     authScopes: MANAGE,
     type: WebhookRedeliveryRef,
-    description:
-      "Sends every one of the endpoint's dead deliveries again (within the window, when given); answers at once with how many were queued.",
+    description: `Sends the endpoint's dead deliveries again (within the window, when given), ${RESEND_BATCH} at most, the oldest events first; answers at once with how many were queued and how many remain.`,
     args: {
       endpointId: t.arg.id({ required: true, description: idOf('endpoint') }),
       input: t.arg({ type: RedeliveryInput, description: 'Which dead deliveries; none: all of them.' }),
     },
-    resolve: async (_root, args, ctx) => ({
-      queued: await resendDeadDeliveries(ctx.em(), ctx.sql, ownerOf(ctx), String(args.endpointId), args.input ?? {}),
-    }),
+    resolve: (_root, args, ctx) => resendDeadDeliveries(ctx.em(), ctx.sql, ownerOf(ctx), String(args.endpointId), args.input ?? {}),
   }),
 }));
