@@ -4,6 +4,21 @@
 // read as sent, so one compressed (`Content-Encoding: gzip`) would be read as its compressed bytes.
 // Either is refused as a media type the service does not take (415, RFC 7694 for the coding), and
 // the refusal names what it does take.
+import { isUtf8 } from 'node:buffer';
+
+/**
+ * A body's bytes as text, or undefined when they are not UTF-8: decoding would make them U+FFFD,
+ * and what a write stored of them so would not be what was sent.
+ */
+export function utf8Of(bytes: Uint8Array | ArrayBuffer): string | undefined {
+  // A view of the same bytes, never a copy (the server's Request hands over a Buffer as its ArrayBuffer).
+  const buffer = Buffer.isBuffer(bytes)
+    ? bytes
+    : bytes instanceof ArrayBuffer
+      ? Buffer.from(bytes)
+      : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return isUtf8(buffer) ? buffer.toString('utf8') : undefined;
+}
 
 /** The charset a Content-Type header declares, as sent, when it is not UTF-8; else undefined. */
 export function foreignCharset(contentType: string | null): string | undefined {

@@ -4,9 +4,9 @@
 // (http/json-numbers.ts): yoga's parser reads them with JSON.parse, which makes
 // `1.0000000000000000001` a 1 that the operation then runs with. What yoga checks of a body is
 // checked here the same way, in its words.
-import { isUtf8 } from 'node:buffer';
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLParams } from 'graphql-yoga';
+import { utf8Of } from '../http/body-encoding.ts';
 import { inexactDetail, parseJson } from '../http/json-numbers.ts';
 import type { ServerPlugin } from './server-context.ts';
 
@@ -30,9 +30,9 @@ const badRequest = (message: string, http: { status: 400; spec?: true }) =>
  */
 const utf8Text = (request: Request): Promise<string> =>
   request.arrayBuffer().then((bytes) => {
-    const body = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes);
-    if (!isUtf8(body)) throw badRequest('POST body is not valid UTF-8.', { status: 400 });
-    return body.toString('utf8');
+    const text = utf8Of(bytes);
+    if (text === undefined) throw badRequest('POST body is not valid UTF-8.', { status: 400 });
+    return text;
   });
 
 /** As yoga's parser does, without an async function's promises of its own. */

@@ -4,7 +4,7 @@
 // `constructor` are reported as sent, never resolved against JavaScript's prototypes.
 import { getNamedType, getNullableType, isInputObjectType, isListType, type GraphQLSchema } from 'graphql';
 import { problem, type FieldError } from '../errors.ts';
-import { ACCEPTED_CODINGS, charsetDetail, codingDetail, foreignCharset, foreignCoding } from '../http/body-encoding.ts';
+import { ACCEPTED_CODINGS, charsetDetail, codingDetail, foreignCharset, foreignCoding, utf8Of } from '../http/body-encoding.ts';
 import { inexactDetail, parseJson } from '../http/json-numbers.ts';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '../request-limits.ts';
 import { RequestProblem } from './problem-details.ts';
@@ -39,15 +39,11 @@ async function readBody(request: Request): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
-/** The body as text; bytes that are not UTF-8 would otherwise become U+FFFD and be stored so. */
+/** The body as text (http/body-encoding.ts); bytes that are not UTF-8 are refused. */
 function decodeUtf8(bytes: Uint8Array): string {
-  try {
-    return UTF8.decode(bytes);
-  } catch {
-    throw RequestProblem.invalid([{ field: 'body', message: 'is not valid UTF-8' }]);
-  }
+  const text = utf8Of(bytes);
+  if (text === undefined) throw RequestProblem.invalid([{ field: 'body', message: 'is not valid UTF-8' }]);
+  return text;
 }
 
 /** How deeply arrays and objects nest in a JSON text, by one pass over it (strings skipped). */
