@@ -9,6 +9,8 @@ import { problem, type ProblemKind } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { Metrics } from '../telemetry/metrics.ts';
 import { MAX_HEADER_BYTES, MAX_URL_LENGTH } from '../request-limits.ts';
+import { GRAPHQL_METHODS, READ_METHODS } from '../refusals.ts';
+import { ROUTES } from '../rest/routes.ts';
 
 interface ClientError extends Error {
   code?: string;
@@ -60,8 +62,11 @@ function refusalOf(error: ClientError): { kind: ProblemKind; detail: string } | 
   }
 }
 
-const UNIMPLEMENTED_METHOD =
-  'The request method is not one this service implements: it answers GET, HEAD, POST, PUT, PATCH, DELETE and OPTIONS.';
+/** The methods the service answers on some path, besides OPTIONS (each face's), in the order HTTP lists them. */
+const SERVED = new Set<string>([...READ_METHODS, ...GRAPHQL_METHODS, ...ROUTES.map((route) => route.method)]);
+const SERVED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => SERVED.has(method));
+
+const UNIMPLEMENTED_METHOD = `The request method is not one this service implements: it answers ${SERVED_METHODS.join(', ')} and OPTIONS.`;
 
 export function answerClientError(error: ClientError, socket: Socket, logger: Logger, metrics: Metrics): void {
   const refusal = refusalOf(error);
