@@ -72,6 +72,8 @@ export function sipHash24(key: SipKey, data: Uint8Array, start: number, end: num
     }
     v3h = (v3h ^ mh) >>> 0;
     v3l = (v3l ^ ml) >>> 0;
+    // Each SipRound written out over the eight halves in locals: a helper would have to hand back
+    // two halves at a time, an allocation per step.
     for (let round = 0; round < rounds; round++) {
       let sum: number;
       let h: number;
