@@ -1,10 +1,10 @@
 // API keys over real HTTP, on both faces: who may call at all (401), and what a valid key may do (403).
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { usageOfApiKey } from '../../src/services/api-key-usage.ts';
 import { revokeApiKey, rotateApiKey } from '../../src/services/api-keys.ts';
 import { match } from '../support/match.ts';
 import { startTestServer, TEST_PEPPER, type TestServer } from '../support/server.ts';
+import { usageSince } from '../support/usage.ts';
 
 let server: TestServer;
 /** Every key secret this file handles, to prove none reaches the logs. */
@@ -299,6 +299,7 @@ describe('the api_key query parameter', () => {
 
 describe('usage', () => {
   it('is counted per key, day and operation without a write per request, and written in one flush', async () => {
+    const since = Date.now();
     const secret = await key({ name: 'Counted' });
     const id = await keyId(secret);
     const user = await server.gql<{ createUser: { id: string } }>(
@@ -318,12 +319,10 @@ describe('usage', () => {
 
     await server.usage.flush();
     expect(server.statements.filter((sql) => sql.includes('api_key_usage'))).toHaveLength(1);
-    const today = new Date().toISOString().slice(0, 10);
-    expect(await usageOfApiKey(server.orm.em.fork(), id, 1)).toEqual([
-      { day: today, operation: 'Query.user', requests: 5 },
-      { day: today, operation: 'Query.user+Query.users', requests: 1 },
-      { day: today, operation: 'Query.users', requests: 1 },
-    ]);
+    expect(await usageSince(server.orm.em.fork(), id, since)).toEqual({
+      totals: { 'Query.user': 5, 'Query.user+Query.users': 1, 'Query.users': 1 },
+      inTime: true,
+    });
     const [row] = await server.orm.em
       .fork()
       .execute<{ last_used_ip: string; last_used_at: Date }[]>('select last_used_ip, last_used_at from api_keys where id = ?', [id]);
