@@ -87,7 +87,10 @@ export const builder = new SchemaBuilder<{
     pageInfoFieldOptions: { description: 'Where this page stands in the list.' },
     pageInfoTypeOptions: { description: 'Where a page of a Relay connection stands in its list.' },
     hasNextPageFieldOptions: { description: 'Whether items follow this page.' },
-    hasPreviousPageFieldOptions: { description: 'Whether items come before this page.' },
+    hasPreviousPageFieldOptions: {
+      // The Relay specification lets a connection paged forward only say false here.
+      description: 'Whether items come before this page: exact on `users`; always false on `events`, which is paged forward only.',
+    },
     startCursorFieldOptions: { description: "The first item's cursor (for `before`, on the lists that take one); null on an empty page." },
     endCursorFieldOptions: { description: "The last item's cursor (for `after`); null on an empty page." },
   },

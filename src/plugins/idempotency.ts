@@ -9,7 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import { GraphQLError, OperationTypeNode, print, type DocumentNode, type ExecutionResult } from 'graphql';
 import type { EntityManager } from '../db/orm.ts';
 import { crashAt, isArmed } from '../failpoints.ts';
-import { INTERNAL_DETAIL, PROBLEM_KINDS, ValidationError, kindOfCode, type ProblemKind } from '../errors.ts';
+import { INTERNAL_DETAIL, ValidationError, kindOfCode, type ProblemKind } from '../errors.ts';
 import { isOneOf, messageOf } from '../guards.ts';
 import { isSafeMethod } from '../http/methods.ts';
 import type { Logger } from '../log.ts';
@@ -18,9 +18,12 @@ import {
   IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENT_REPLAYED_HEADER,
   IdempotentWrite,
+  KEY_REFUSALS,
+  NOT_KEPT,
   RECORDED_HEADERS,
   checkIdempotencyKey,
   fingerprintOf,
+  isKept,
   type Recorded,
   type RecordedOutcome,
 } from '../services/idempotency.ts';
@@ -90,17 +93,6 @@ function refusalOf(error: unknown): { kind: ProblemKind; detail: string } {
   const kind = kindOfCode(String(masked.extensions.code)) ?? 'internal';
   return { kind, detail: kind === 'internal' ? INTERNAL_DETAIL : masked.message };
 }
-
-/** Refusals of the key itself: the request did not run as its own. */
-const KEY_REFUSALS = ['idempotency-key-in-flight', 'idempotency-key-reused'] as const satisfies readonly ProblemKind[];
-
-/**
- * Not outcomes to keep: a failure of ours (5xx), the rate limiter's refusal, and a caller not
- * identified (401: no valid key, no user token or one that does not verify), whose retry with the
- * credential must run. A 403 is an answer to an identified caller, kept like any other 4xx.
- */
-const NOT_KEPT: ReadonlySet<number> = new Set([401, 429]);
-const isKept = (kind: ProblemKind) => PROBLEM_KINDS[kind].status < 500 && !NOT_KEPT.has(PROBLEM_KINDS[kind].status);
 
 /** Whether the answer reports nothing done: a refusal, or no root field with a value. */
 function wroteNothing(status: number, result: ExecutionResult | undefined): boolean {

@@ -16,8 +16,15 @@ import { PROBLEM_KINDS, PROBLEM_TYPE_BASE, isProblemKind, type ProblemKind } fro
 import { EMAIL_MAX_LENGTH, PAGE_SIZE, NAME_MAX_LENGTH, PAGE_NUMBER_MAX, TOTAL_MAX } from '../services/limits.ts';
 import { USER_SORTS } from '../services/user-list.ts';
 import { isSafeMethod } from '../http/methods.ts';
+import { isOneOf } from '../guards.ts';
 import { OPENAPI_PATH } from '../paths.ts';
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENCY_KEY_MAX_LENGTH, IDEMPOTENT_REPLAYED_HEADER } from '../services/idempotency.ts';
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  IDEMPOTENT_REPLAYED_HEADER,
+  KEY_REFUSALS,
+  isKept,
+} from '../services/idempotency.ts';
 import { MAX_BODY_BYTES } from '../request-limits.ts';
 import { restSchema } from './rest-schema.ts';
 import { ROUTES, TAGS, pathParameters, queryParameters, routeField, type RestRoute } from './routes.ts';
@@ -101,7 +108,8 @@ const PARAMETER_RULES: Record<string, Json> = {
   page: { type: 'integer', minimum: 1, maximum: PAGE_NUMBER_MAX },
   after_id: { type: 'string', pattern: idPattern('user') },
   cursor: { type: 'string', maxLength: MAX_CURSOR_LENGTH },
-  sort: { type: 'string', enum: [...USER_SORTS], default: 'createdAt', example: '-createdAt' },
+  // No `default`: a client that sends declared defaults would send it with after_id, which takes no sort.
+  sort: { type: 'string', enum: [...USER_SORTS], example: '-createdAt' },
 };
 
 const PARAMETER_DESCRIPTIONS: Record<string, string> = {
@@ -116,7 +124,7 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   after_id: 'Keyset paging: the users created after this one, ordered by id. `pagination.nextCursor` is the `after_id` of the next page.',
   cursor:
     'Cursor paging (the default style): `pagination.nextCursor` (or `nextCursor`) of the previous page, with the same `sort` where the list takes one.',
-  sort: 'Order of the list; the id breaks ties. A leading `-` sorts descending.',
+  sort: 'Order of the list, `createdAt` when not given; the id breaks ties. A leading `-` sorts descending. Not with `after_id`, which always orders by id.',
 };
 
 const EXAMPLE_USER = {
@@ -192,6 +200,8 @@ const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
   'payload-too-large': 'PayloadTooLarge',
   'unsupported-media-type': 'UnsupportedMediaType',
   'uri-too-long': 'UriTooLong',
+  'request-timeout': 'RequestTimeout',
+  'request-header-fields-too-large': 'RequestHeaderFieldsTooLarge',
   'quota-exceeded': 'TooManyRequests',
   internal: 'InternalError',
   // Both 503s share one response; its description says which is which.
@@ -214,8 +224,8 @@ const RATE_LIMIT_HEADERS = {
 const pascal = (name: string) => name[0]!.toUpperCase() + name.slice(1);
 const ref = (kind: 'schemas' | 'responses' | 'headers', name: string) => ({ $ref: `#/components/${kind}/${name}` });
 const RATE_LIMIT_FIELDS = { 'RateLimit-Policy': ref('headers', 'RateLimit-Policy'), RateLimit: ref('headers', 'RateLimit') };
-/** Refused before the API key is looked at, so without the key's RateLimit fields. */
-const BEFORE_THE_KEY: ReadonlySet<ProblemKind> = new Set(['uri-too-long']);
+/** Refused before the API key is looked at (by Node's HTTP parser), so without the key's RateLimit fields. */
+const BEFORE_THE_KEY: ReadonlySet<ProblemKind> = new Set(['uri-too-long', 'request-timeout', 'request-header-fields-too-large']);
 
 /** The headers a problem of `kind` comes with: its own, and the RateLimit fields once the key is known. */
 function documentedHeaders(kind: ProblemKind): Json {
@@ -341,6 +351,16 @@ const RESPONSE_HEADERS: Partial<Record<string, Json>> = {
     },
   },
   IdempotencyKeyInFlight: { 'Retry-After': RETRY_AFTER_IN_FLIGHT },
+  UnsupportedMediaType: {
+    'Accept-Encoding': {
+      description: 'When the body was refused for its `Content-Encoding`: `identity`, the only coding taken (send the body uncompressed).',
+      schema: { type: 'string', example: 'identity' },
+    },
+    'Accept-Patch': {
+      description: 'On a PATCH: the media types its body may have.',
+      schema: { type: 'string', example: 'application/merge-patch+json, application/json' },
+    },
+  },
   TooManyRequests: {
     'Retry-After': {
       description: 'Seconds until the budget renews and the request would be admitted.',
@@ -349,24 +369,43 @@ const RESPONSE_HEADERS: Partial<Record<string, Json>> = {
   },
 };
 
-/** One response per status: a kind's own, or one that names every kind the operation may answer with it. */
-function errorResponses(kinds: readonly ProblemKind[]): Json {
+/**
+ * One response per status: a kind's own, or one that names every kind the operation may answer with
+ * it. On a write, a status whose answer is kept for the write's Idempotency-Key may come replayed,
+ * so it names Idempotent-Replayed too.
+ */
+function errorResponses(kinds: readonly ProblemKind[], writes: boolean): Json {
   const byStatus = Map.groupBy(kinds, (kind) => PROBLEM_KINDS[kind].status);
   return Object.fromEntries(
     [...byStatus].map(([status, shared]): [number, Json] => {
-      if (shared.length === 1) return [status, ref('responses', RESPONSE_OF_KIND[shared[0]!]!)];
-      const headers: Json = {};
-      for (const kind of shared) Object.assign(headers, documentedHeaders(kind));
-      return [
-        status,
-        {
-          description: shared.map((kind) => `${PROBLEM_KINDS[kind].title} (\`${PROBLEM_TYPE_BASE}${kind}\`)`).join('; or '),
-          ...(Object.keys(headers).length > 0 ? { headers } : {}),
-          content: { 'application/problem+json': { schema: ref('schemas', 'Problem') } },
-        },
-      ];
+      const replayable = writes && shared.some(isReplayable);
+      if (shared.length === 1) return [status, ref('responses', responseName(shared[0]!, replayable))];
+      return [status, problemResponse(shared, replayable ? REPLAYED_HEADERS : {})];
     }),
   );
+}
+
+/** Refused before the operation runs, where a write's key is claimed: never a write's outcome. */
+const BEFORE_THE_OPERATION: ReadonlySet<ProblemKind> = new Set([...BEFORE_THE_KEY, 'payload-too-large', 'unsupported-media-type']);
+/** A write's answer of this kind may be a replay: it is kept for the write's Idempotency-Key. */
+const isReplayable = (kind: ProblemKind) => isKept(kind) && !isOneOf(KEY_REFUSALS, kind) && !BEFORE_THE_OPERATION.has(kind);
+const REPLAYED_HEADERS = { [IDEMPOTENT_REPLAYED_HEADER]: IDEMPOTENT_REPLAYED };
+/** The shared response of a kind, as a write answers it (naming Idempotent-Replayed) or as any other operation does. */
+const responseName = (kind: ProblemKind, onWrite: boolean) => `${RESPONSE_OF_KIND[kind]!}${onWrite ? 'OnWrite' : ''}`;
+
+/** A problem response for one or more kinds that share a status, with any headers beyond theirs. */
+function problemResponse(kinds: readonly ProblemKind[], moreHeaders: Json): Json {
+  const headers: Json = {};
+  for (const kind of kinds) Object.assign(headers, documentedHeaders(kind));
+  Object.assign(headers, moreHeaders);
+  const [only] = kinds.length === 1 ? kinds : [];
+  return {
+    description: only
+      ? describeProblem(only)
+      : kinds.map((kind) => `${PROBLEM_KINDS[kind].title} (\`${PROBLEM_TYPE_BASE}${kind}\`)`).join('; or '),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    content: { 'application/problem+json': { schema: ref('schemas', 'Problem'), ...(only ? { example: problemExample(only) } : {}) } },
+  };
 }
 
 function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
@@ -374,12 +413,14 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
   const kinds: ProblemKind[] = ['invalid-input', 'unauthenticated', 'forbidden'];
   const nullable = !isNonNullType(routeField(schema, route).type);
   if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
-  if (['createUser', 'replaceUser', 'updateUser', 'createWebhookEndpoint'].includes(route.operationId)) kinds.push('conflict');
+  if (['createUser', 'replaceUser', 'updateUser', 'createWebhookEndpoint', 'resendWebhookDelivery'].includes(route.operationId)) {
+    kinds.push('conflict');
+  }
   if (!isSafeMethod(route.method)) kinds.push('idempotency-key-in-flight', 'idempotency-key-reused');
   // A write without a body of its own is refused one over the limit all the same, before it is read.
   if (!isSafeMethod(route.method)) kinds.push('payload-too-large');
   if (route.body) kinds.push('unsupported-media-type');
-  kinds.push('uri-too-long', 'quota-exceeded', 'internal', 'unavailable');
+  kinds.push('request-timeout', 'uri-too-long', 'quota-exceeded', 'request-header-fields-too-large', 'internal', 'unavailable');
   return kinds;
 }
 
@@ -430,7 +471,7 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
           },
         }
       : {}),
-    responses: { [route.status]: success, ...errorResponses(errorKinds(route, schema)) },
+    responses: { [route.status]: success, ...errorResponses(errorKinds(route, schema), writes) },
   };
 }
 
@@ -536,29 +577,30 @@ const PROBLEM_SCHEMA = {
   },
 };
 
+/** What a response of one kind is, as its description says it. */
+function describeProblem(kind: ProblemKind): string {
+  return RESPONSE_OF_KIND[kind] === 'ServiceUnavailable'
+    ? `The database cannot be reached (\`${PROBLEM_TYPE_BASE}unavailable\`, with Retry-After), or the request or one of its statements ran past its time limit (\`${PROBLEM_TYPE_BASE}timeout\`).`
+    : PROBLEM_KINDS[kind].title;
+}
+
+function problemExample(kind: ProblemKind): Json {
+  const { status, title } = PROBLEM_KINDS[kind];
+  return {
+    type: PROBLEM_TYPE_BASE + kind,
+    title,
+    status,
+    detail: kind === 'invalid-input' ? 'email: must be an email address like ada@example.com' : `${title}.`,
+    instance: '/users',
+    ...(kind === 'invalid-input' ? { errors: [{ field: 'email', message: 'must be an email address like ada@example.com' }] } : {}),
+  };
+}
+
 function problemResponses(): Json {
   const responses: Json = {};
   for (const kind of Object.keys(RESPONSE_OF_KIND).filter(isProblemKind)) {
-    const name = RESPONSE_OF_KIND[kind]!;
-    if (name in responses) continue;
-    const { status, title } = PROBLEM_KINDS[kind];
-    const example = {
-      type: PROBLEM_TYPE_BASE + kind,
-      title,
-      status,
-      detail: kind === 'invalid-input' ? 'email: must be an email address like ada@example.com' : `${title}.`,
-      instance: '/users',
-      ...(kind === 'invalid-input' ? { errors: [{ field: 'email', message: 'must be an email address like ada@example.com' }] } : {}),
-    };
-    const headers = documentedHeaders(kind);
-    responses[name] = {
-      description:
-        name === 'ServiceUnavailable'
-          ? `The database cannot be reached (\`${PROBLEM_TYPE_BASE}unavailable\`, with Retry-After), or the request or one of its statements ran past its time limit (\`${PROBLEM_TYPE_BASE}timeout\`).`
-          : title,
-      ...(Object.keys(headers).length > 0 ? { headers } : {}),
-      content: { 'application/problem+json': { schema: ref('schemas', 'Problem'), example } },
-    };
+    responses[responseName(kind, false)] ??= problemResponse([kind], {});
+    if (isReplayable(kind)) responses[responseName(kind, true)] ??= problemResponse([kind], REPLAYED_HEADERS);
   }
   return responses;
 }

@@ -15,7 +15,7 @@ import { REFUSED_CLAIM, violatedConstraint } from '../db/failures.ts';
 import { execute, planned, runPlainText } from '../db/plain-text.ts';
 import { riderText } from '../db/transaction-edges.ts';
 import { prepared, runPrepared, type StatementRunner } from '../db/prepared.ts';
-import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, ValidationError } from '../errors.ts';
+import { IdempotencyKeyInFlightError, IdempotencyKeyReusedError, PROBLEM_KINDS, ValidationError, type ProblemKind } from '../errors.ts';
 
 /** The request header, as clients send it and errors name it. */
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
@@ -26,6 +26,18 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
 const KEY_PATTERN = new RegExp(`^[\\x20-\\x7e]{1,${IDEMPOTENCY_KEY_MAX_LENGTH}}$`);
 /** Response headers that belong to a write's outcome, and so are kept and replayed. */
 export const RECORDED_HEADERS = ['content-type', 'location'] as const;
+/** Refusals of the key itself: the request did not run as its own. */
+export const KEY_REFUSALS = ['idempotency-key-in-flight', 'idempotency-key-reused'] as const satisfies readonly ProblemKind[];
+
+/**
+ * Not outcomes to keep: a failure of ours (5xx), the rate limiter's refusal, and a caller not
+ * identified (401: no valid key, no user token or one that does not verify), whose retry with the
+ * credential must run. A 403 is an answer to an identified caller, kept like any other 4xx.
+ */
+export const NOT_KEPT: ReadonlySet<number> = new Set([401, 429]);
+/** Whether an answer of this kind is kept, and replayed to a retry. */
+export const isKept = (kind: ProblemKind) => PROBLEM_KINDS[kind].status < 500 && !NOT_KEPT.has(PROBLEM_KINDS[kind].status);
+
 /** Expired records deleted per statement by the background purge. */
 export const PURGE_BATCH = 1000;
 

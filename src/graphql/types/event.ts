@@ -31,17 +31,23 @@ const EventRef = builder.objectRef<EventRecord>('Event').implement({
 });
 
 const EventConnection = builder.connectionObject(
-  { type: EventRef, name: 'EventConnection', description: 'A page of the feed, oldest first (a Relay connection).' },
+  {
+    type: EventRef,
+    name: 'EventConnection',
+    description: 'A page of the feed, oldest first (a Relay connection, paged forward only: `hasPreviousPage` is always false).',
+  },
   { description: 'An event on the page, with its cursor.' },
 );
 
-const FEED = `Events oldest first (newest last): a transaction's events appear once every transaction that began before it has ended, so paging with \`after\` sees each event exactly once. At the end of the feed keep the last cursor and ask again later for what follows.`;
+/** The feed's promise, paged by the argument named `cursor`. */
+const feed = (cursor: string) =>
+  `Events oldest first (newest last): a transaction's events appear once every transaction that began before it has ended, so paging with \`${cursor}\` sees each event exactly once. At the end of the feed keep the last cursor and ask again later for what follows.`;
 
 builder.queryFields((t) => ({
   events: t.field({
     authScopes: { scope: 'webhooks:manage' },
     type: EventConnection,
-    description: `${FEED} \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
+    description: `${feed('after')} \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
     args: {
       first: t.arg.int({ description: ARGUMENTS.first }),
       after: t.arg.string({ description: ARGUMENTS.after }),
@@ -82,7 +88,7 @@ builder.queryField('eventList', (t) =>
   t.field({
     authScopes: { scope: 'webhooks:manage' },
     type: EventListRef,
-    description: `${FEED} \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
+    description: `${feed('cursor')} \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
     args: {
       limit: t.arg.int({ description: ARGUMENTS.limit }),
       cursor: t.arg.string({ description: ARGUMENTS.cursor }),
