@@ -24,10 +24,7 @@ function isJsonPost(request: Request): boolean {
 const badRequest = (message: string, http: { status: 400; spec?: true }) =>
   createGraphQLError(message, { extensions: { http, code: 'BAD_REQUEST' } });
 
-/**
- * The body as text, once its bytes are known to be UTF-8. The server's Request keeps the bytes it
- * hands over, so a parser of yoga's that reads the body again (`text()`) gets the same, uncopied.
- */
+/** The body as text, once its bytes are known to be UTF-8. */
 const utf8Text = (request: Request): Promise<string> =>
   request.arrayBuffer().then((bytes) => {
     const text = utf8Of(bytes);
@@ -67,17 +64,19 @@ function paramsOf(text: string): GraphQLParams {
 
 export function usePostBodies(): ServerPlugin {
   return {
-    onRequestParse({ request, requestParser, setRequestParser }) {
+    onRequestParse({ request, requestParser, setRequestParser, fetchAPI }) {
       if (!requestParser || request.method !== 'POST') return;
       if (isJsonPost(request)) {
         setRequestParser(parseJsonBody);
         return;
       }
       const form = request.headers.get('content-type')?.startsWith(FORM) === true;
+      // Yoga's parser reads the body again, from a request of its own: a body is read once, and a
+      // request that came with the key in its URL is a copy whose body cannot be read twice.
       setRequestParser((request) =>
         utf8Text(request).then((text) => {
           if (form) checkEscapes(text);
-          return requestParser(request);
+          return requestParser(new fetchAPI.Request(request.url, { method: 'POST', headers: request.headers, body: text }));
         }),
       );
     },

@@ -283,6 +283,19 @@ describe('the api_key query parameter', () => {
       body: JSON.stringify({ query: USERS }),
     });
     expect(viaPost.status).toBe(200);
+    // Bodies of the other media types a POST may have, which are read another way.
+    for (const [type, body] of [
+      ['application/graphql', USERS],
+      ['application/x-www-form-urlencoded', new URLSearchParams({ query: USERS }).toString()],
+    ]) {
+      const other = await fetch(`${server.url}/graphql?api_key=${secret}`, {
+        method: 'POST',
+        headers: { 'content-type': type!, 'x-graphql-yoga-csrf': '1' },
+        body,
+      });
+      const answer = (await other.json()) as { data?: { users: unknown }; errors?: unknown };
+      expect([other.status, answer.errors, answer.data?.users !== undefined], type).toEqual([200, undefined, true]);
+    }
     // A GraphQL GET with the key only in its URL is what a cross-site page could send: refused (CSRF).
     expect((await fetch(`${server.url}/graphql?query=${encodeURIComponent(USERS)}&api_key=${secret}`)).status).toBe(403);
   });
