@@ -135,14 +135,19 @@ const SETTLE = statement(
    update webhook_deliveries d set state = o.state, locked_until = null,
      next_attempt_at = coalesce(o.next_attempt_at, d.next_attempt_at),
      finished_at = case when o.state in ('succeeded', 'dead') then now() end
-   from outcome o where d.event_id = o.event_id and d.endpoint_id = o.endpoint_id and d.attempts_total = o.number`,
+   from outcome o where d.event_id = o.event_id and d.endpoint_id = o.endpoint_id
+     and (o.state = 'succeeded' or (d.attempts_total = o.number and d.state <> 'succeeded'))`,
 );
 
 /**
- * Records the attempts and moves each delivery on, in one statement. A delivery re-sent or claimed
- * again meanwhile (its attempt number moved on) keeps its new state; the attempt is recorded all the
- * same. One deleted meanwhile is skipped; should its deletion commit while the statement runs (a
- * foreign key violation), each outcome is settled on its own and the deleted one dropped.
+ * Records the attempts and moves each delivery on, in one statement. A failed attempt of a delivery
+ * re-sent or claimed again meanwhile (its attempt number moved on) leaves it in its new state, and
+ * never undoes a success; the attempt is recorded all the same. A success ends the delivery whatever
+ * happened meanwhile: the receiver has the event. (A claim may have taken it with no attempt behind
+ * it: one the worker gave up waiting for, which PostgreSQL ran when the network delivered it late;
+ * the delivery would otherwise be sent again once that claim's lease lapsed.) One deleted meanwhile
+ * is skipped; should its deletion commit while the statement runs (a foreign key violation), each
+ * outcome is settled on its own and the deleted one dropped.
  */
 export async function settleDeliveries(sql: Sql, settled: readonly Settled[]): Promise<void> {
   try {

@@ -512,7 +512,12 @@ describe.each<[string, Fault]>([
     }));
 });
 
-describe('an outcome that cannot be recorded at once', () => {
+// Held packets arrive late: a claim the worker sent as the outage began, and gave up on, then runs
+// and takes the delivery again, with no attempt behind it; the recorded success must still end it.
+describe.each<[string, Fault]>([
+  ['drops packets', 'blackhole'],
+  ['holds packets and delivers them late', 'stall'],
+])('an outcome that cannot be recorded at once, on a network that %s', (_name, fault) => {
   it('is recorded before the worker claims again: a delivery whose lease lapsed in an outage is not sent twice', () =>
     withWorkerBehindProxy(async ({ isolated, own, proxy, faulty, endpoint }) => {
       let answer!: () => void;
@@ -520,7 +525,10 @@ describe('an outcome that cannot be recorded at once', () => {
       await createUser(isolated);
       await eventually(() => requestsAt(endpoint.path, 'user.created', own).length === 1, 'the attempt', 10_000);
       // The receiver takes the event while the worker's database is out of reach: its outcome waits.
-      await proxy.set('blackhole');
+      // Packets held are delivered in the order they were sent, so first the worker sends a claim into
+      // the outage (it polls while the attempt is under way), as a worker does whose attempts take a while.
+      await proxy.set(fault);
+      if (fault === 'stall') await eventually(() => proxy.held > 0, 'a claim to be sent into the outage', 5_000);
       answer();
       await eventually(
         () => faulty.logs.some((line) => line.msg === 'could not record webhook attempts; trying again'),
@@ -541,7 +549,16 @@ describe('an outcome that cannot be recorded at once', () => {
       await proxy.set('pass');
       await settledDelivery(endpoint.id, 'user.created', 'succeeded', isolated);
       expect(requestsAt(endpoint.path, 'user.created', own)).toHaveLength(1);
-      // Logged once as it begins and once as it ends, however many times the worker tried.
+      const [delivery] = await isolated.orm.em
+        .fork()
+        .execute<{ locked: boolean }[]>(
+          `select locked_until is not null as locked from webhook_deliveries where endpoint_id = ? and state = 'succeeded'`,
+          [endpoint.id],
+        );
+      expect(delivery).toEqual({ locked: false });
+      // Logged once as it begins and once as it ends, however many times the worker tried. (Held
+      // packets may record the outcome before the worker's own next try, which then ends the outage.)
+      await eventually(() => toldAbout(faulty, 'record').length === 2, 'the end of the outage to be logged', 10_000);
       expect(toldAbout(faulty, 'record')).toEqual(['could not record webhook attempts; trying again', 'recording webhook attempts again']);
     }));
 });

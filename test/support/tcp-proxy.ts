@@ -18,6 +18,13 @@ export type Fault =
    * reach the target.
    */
   | 'blackhole'
+  /**
+   * Packets are held, not lost: connections stay open (and new ones are accepted), but every byte
+   * either way, and every FIN, waits until the fault ends, and then all of it arrives, in the order it
+   * was sent over all connections, as a network that retransmits delivers it once the path is back.
+   * A statement its client gave up on meanwhile still reaches the server and runs.
+   */
+  | 'stall'
   /** Forward everything, each chunk delayed by `latencyMs`, order preserved per direction. */
   | { latencyMs: number };
 
@@ -31,6 +38,8 @@ export interface TcpProxy {
   readonly fault: Fault;
   /** Client connections currently open through the proxy. */
   readonly openConnections: number;
+  /** Chunks (and FINs) a stall holds, either way. */
+  readonly held: number;
   /** Stops listening and destroys every connection. */
   close(): Promise<void>;
 }
@@ -52,6 +61,22 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let port = 0;
   const clients = new Set<net.Socket>();
   const upstreams = new Set<net.Socket>();
+  /** What a stall holds, over every connection in the order it was sent. */
+  let held: { to: net.Socket; chunk: Buffer | 'end' }[] = [];
+  // Retransmissions reach the far side one after another, not all at once: what each connection held
+  // gets a moment to be read (a statement to run) before the next connection's arrives.
+  const deliverHeld = async () => {
+    const due = held;
+    held = [];
+    let previous: net.Socket | undefined;
+    for (const { to, chunk } of due) {
+      if (previous && previous !== to) await new Promise((resolve) => setTimeout(resolve, 50));
+      previous = to;
+      if (!to.writable) continue;
+      if (chunk === 'end') to.end();
+      else to.write(chunk);
+    }
+  };
 
   const track = (sockets: Set<net.Socket>, socket: net.Socket) => {
     sockets.add(socket);
@@ -88,6 +113,10 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
       if (queue[0]) timer = setTimeout(drain, queue[0].due - Date.now());
     };
     const enqueue = (chunk: Buffer | 'end') => {
+      if (fault === 'stall') {
+        held.push({ to, chunk });
+        return;
+      }
       const latencyMs = typeof fault === 'object' ? fault.latencyMs : 0;
       queue.push({ due: Math.max(Date.now() + latencyMs, queue.at(-1)?.due ?? 0), chunk });
       if (!timer) drain();
@@ -147,6 +176,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     if (closed) throw new Error('the TCP proxy is closed');
     fault = next;
     // Stop listening first: a connection accepted while the others are being reset would slip through.
+    if (next !== 'stall') await deliverHeld();
     if (next === 'refuse') await Promise.all([unlisten(), endAll(reset)]);
     else if (next === 'reset') await endAll(reset);
     else if (!server) await listen();
@@ -175,6 +205,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     get openConnections() {
       return clients.size;
+    },
+    get held() {
+      return held.length;
     },
     async close() {
       closed = true;

@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Sql } from '../../src/db/sql.ts';
-import { claimDeliveries } from '../../src/webhooks/deliveries.ts';
+import { claimDeliveries, settleDeliveries, type Settled } from '../../src/webhooks/deliveries.ts';
 import { createTestDatabase, testPool } from '../support/database.ts';
 
 const QUEUED = 2_000;
@@ -147,5 +147,75 @@ describe('claiming deliveries', () => {
       await pool.query('rollback');
       await pool.query(`delete from webhook_endpoints where id like 'whe_idle_%'`);
     }
+  });
+});
+
+describe('settling attempts', () => {
+  const settled = (number: number, state: Settled['state'], statusCode: number): Settled => ({
+    eventId: 'evt_settled',
+    endpointId: 'whe_settled',
+    number,
+    startedAt: new Date(),
+    durationMs: 5,
+    statusCode,
+    error: null,
+    responseBody: null,
+    signature: 'sha256=0',
+    state,
+    nextAttemptAt: state === 'failed' ? new Date(Date.now() + 60_000) : null,
+  });
+  const places = { perEndpoint: CLAIMED, busy: new Map<string, number>(), perOwner: CLAIMED, busyOwners: new Map<string, number>() };
+  const delivery = async () =>
+    (
+      await pool.query<{ state: string; locked: boolean; attempts_total: number }>(
+        `select state, locked_until is not null as locked, attempts_total from webhook_deliveries where event_id = 'evt_settled'`,
+      )
+    ).rows[0];
+
+  /**
+   * A claim whose answer never came back (a network that held its bytes past the worker's reply
+   * bound, then delivered them) still runs: it takes the delivery again, once the lease of the
+   * attempt under way has lapsed, with no attempt behind it. Runs `work` in a transaction, on a
+   * delivery of its own whose first attempt is under way and was claimed again so.
+   */
+  async function withGhostClaim(work: () => Promise<void>): Promise<void> {
+    await pool.query('begin');
+    try {
+      // Only this delivery is due: the other tests' endpoints take no part.
+      await pool.query('update webhook_endpoints set enabled = false');
+      await pool.query(
+        `insert into webhook_endpoints (id, owner_key_id, url, secret, created_at, updated_at)
+         values ('whe_settled', 'key_settled', 'https://hooks.example.com/settled', 'sealed', now(), now())`,
+      );
+      await pool.query(`insert into events (id, type, created_at, data) values ('evt_settled', 'order.created', now(), '{"object":{}}')`);
+      await pool.query(
+        `insert into webhook_deliveries (event_id, endpoint_id, next_attempt_at) values ('evt_settled', 'whe_settled', now() - interval '1 second')`,
+      );
+      const [first] = await claimDeliveries(new Sql(pool), 1, 60_000, places);
+      expect(first?.number).toBe(1);
+      await pool.query(`update webhook_deliveries set locked_until = now() - interval '1 second' where event_id = 'evt_settled'`);
+      const [ghost] = await claimDeliveries(new Sql(pool), 1, 60_000, places);
+      expect(ghost?.number).toBe(2);
+      await work();
+    } finally {
+      await pool.query('rollback');
+    }
+  }
+
+  it('a success recorded after another claim took the delivery still ends it: it is not sent again', async () => {
+    await withGhostClaim(async () => {
+      await settleDeliveries(new Sql(pool), [settled(1, 'succeeded', 200)]);
+      expect(await delivery()).toEqual({ state: 'succeeded', locked: false, attempts_total: 2 });
+    });
+  });
+
+  it('a failure recorded after another claim took the delivery leaves it to that claim; a later failure never undoes a success', async () => {
+    await withGhostClaim(async () => {
+      await settleDeliveries(new Sql(pool), [settled(1, 'failed', 500)]);
+      expect(await delivery()).toEqual({ state: 'pending', locked: true, attempts_total: 2 });
+      await settleDeliveries(new Sql(pool), [settled(1, 'succeeded', 200)]);
+      await settleDeliveries(new Sql(pool), [settled(2, 'failed', 500)]);
+      expect(await delivery()).toEqual({ state: 'succeeded', locked: false, attempts_total: 2 });
+    });
   });
 });
