@@ -210,8 +210,8 @@ export function createApp(dependencies: AppDependencies): App {
         // carry a header no form can set. The API key header counts; a key in the URL does not.
         fromLibrary(useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] })),
         // Variables coerced (or refused with GraphQL's own words) before any limit weighs them.
-        useVariableCoercion(),
-        ...useQueryLimits(config.queryLimits, config.production, metrics),
+        useVariableCoercion(config.production),
+        ...useQueryLimits(config.queryLimits, metrics),
         // A write's Idempotency-Key checked before the budget is: a malformed one costs nothing.
         useIdempotencyKeyCheck(config.idempotency.required),
         // After the shape and cost limits, so a refused document costs nothing; before usage counting,
@@ -225,7 +225,7 @@ export function createApp(dependencies: AppDependencies): App {
         ...(metrics.served ? [usePhaseMetrics(metrics.graphqlPhases)] : []),
         useValidationCache(),
         useKnownOperationTypes(),
-        useValidationErrorCodes(),
+        useValidationErrorCodes(config.production),
         useErrorLocations(),
         useWholeRequestDenials(),
         // Each document compiled once into a function that runs it: less work and garbage per field.

@@ -25,6 +25,7 @@ import { executionArgs, type ServerPlugin } from './server-context.ts';
 import { markStatementTimeout } from '../request-context.ts';
 import { namedLiteralError } from '../graphql/literal-errors.ts';
 import { namedVariableError } from '../graphql/variable-errors.ts';
+import { withoutSuggestions } from '../graphql/suggestions.ts';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
   if (error instanceof DomainError) return error;
@@ -183,9 +184,10 @@ const MERGING_LIMIT =
 
 /**
  * Validation errors bypass masking in yoga; this gives them the same code as every other input error,
- * and names the field of a value a scalar refused.
+ * and names the field of a value a scalar refused. In production they suggest no names.
  */
-export function useValidationErrorCodes(): ServerPlugin {
+export function useValidationErrorCodes(production: boolean): ServerPlugin {
+  const told = production ? withoutSuggestions : (error: GraphQLError) => error;
   return {
     onValidate:
       ({ params }) =>
@@ -195,7 +197,7 @@ export function useValidationErrorCodes(): ServerPlugin {
         // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
         const document = params.documentAST as DocumentNode;
         setResult(
-          result.map((error: Error) => (error instanceof GraphQLError ? asRequestError(namedLiteralError(error, document)) : error)),
+          result.map((error: Error) => (error instanceof GraphQLError ? asRequestError(namedLiteralError(told(error), document)) : error)),
         );
       },
   };

@@ -167,7 +167,7 @@ function costWith(
   return queryCost(schema, root, operation.selectionSet, fragments, variables);
 }
 
-export function useQueryLimits(limits: QueryLimits, production: boolean, metrics: Metrics): ServerPlugin[] {
+export function useQueryLimits(limits: QueryLimits, metrics: Metrics): ServerPlugin[] {
   const refused = (limit: string) => [() => metrics.documentRefusals.inc({ limit })];
   const armor = EnvelopArmorPlugin({
     // Depth is of fields: a fragment (spread or inline) adds none, so a document built of nested
@@ -178,8 +178,9 @@ export function useQueryLimits(limits: QueryLimits, production: boolean, metrics
     maxDirectives: { n: limits.maxDirectives, exposeLimits: true, onReject: refused('directives') },
     // Cost is weighed below, with page sizes and variables; armor's own cost model knows neither.
     costLimit: { enabled: false },
-    // Suggestions ("Did you mean …?") map a schema for an attacker; development keeps them.
-    blockFieldSuggestion: { enabled: production },
+    // Production hides suggestions ("Did you mean …?") from every message, where armor's hides those
+    // of fields in validation alone (graphql/suggestions.ts).
+    blockFieldSuggestion: { enabled: false },
   });
   const cost: ServerPlugin = {
     onExecute({ args }) {

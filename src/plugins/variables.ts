@@ -13,6 +13,7 @@ import {
   type DocumentNode,
   type GraphQLSchema,
 } from 'graphql';
+import { withoutSuggestions } from '../graphql/suggestions.ts';
 import { maskError } from './error-masking.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 
@@ -87,12 +88,14 @@ function nullConditions(document: DocumentNode, coerced: Record<string, unknown>
   };
 }
 
-export function useVariableCoercion(): ServerPlugin {
+/** Refuses variables that do not fit their types; in production, their errors suggest no names. */
+export function useVariableCoercion(production: boolean): ServerPlugin {
+  const told = production ? withoutSuggestions : (error: GraphQLError) => error;
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const result = coercedVariables(executionArgs(args));
       // Stopping here skips the masking after execution, so the errors get their codes now.
-      if ('errors' in result) setResultAndStopExecution({ errors: result.errors.map((error) => maskError(error)) });
+      if ('errors' in result) setResultAndStopExecution({ errors: result.errors.map((error) => maskError(told(error))) });
     },
   };
 }

@@ -260,6 +260,19 @@ describe('defaults', () => {
       expect(hidden[1]).toBe(hidden[0]);
       expect(shown[0]).toContain('Did you mean');
       expect(shown[1]).toBe(shown[0]);
+      // Nor names of input fields or enum values, written in the document or sent as variables.
+      const misspelt: [string, Record<string, unknown>?][] = [
+        ['{ events(type: ORDER_CREATE) { edges { cursor } } }'],
+        ['query ($t: EventType) { events(type: $t) { edges { cursor } } }', { t: 'ORDER_CREATE' }],
+        ['mutation ($i: CreateUserInput!) { createUser(input: $i) { id } }', { i: { nam: 'x', email: 'a@example.com' } }],
+        ['mutation { createUser(input: { nam: "x", email: "a@example.com" }) { id } }'],
+      ];
+      for (const [query, variables] of misspelt) {
+        const answer = JSON.stringify((await production.gql(query, variables)).body);
+        expect(answer, query).not.toMatch(/Did you mean|ORDER_CREATED/);
+        expect(answer, query).toContain('[Suggestion hidden]');
+        expect(JSON.stringify((await server.gql(query, variables)).body), query).toContain('Did you mean');
+      }
     } finally {
       await production.close();
     }
