@@ -5,6 +5,7 @@ import { isId, type IdKind } from '../db/ids.ts';
 import { ValidationError, type FieldError } from '../errors.ts';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH, TOTAL_MAX } from './limits.ts';
 import { isOneOf } from '../guards.ts';
+import { isIdnHostname } from 'idn-hostname';
 
 const ID_DESCRIPTIONS: Record<IdKind, string> = {
   user: 'a user id like usr_01jd3x3b8vfb9s1p4t4p6q2k7m',
@@ -13,10 +14,14 @@ const ID_DESCRIPTIONS: Record<IdKind, string> = {
   event: 'an event id like evt_01jd3x3b8vfb9s1p4t4p6q2k7m',
   webhookEndpoint: 'a webhook endpoint id like wep_01jd3x3b8vfb9s1p4t4p6q2k7m',
 };
-// Deliberately plain: one @, no spaces, a dotted domain, and no dot or hyphen where no mail system
-// takes one (a local part's dots only between characters, RFC 5321's dot-atom; a domain label's
-// hyphens only inside it, as host names have them). Deliverability is the mail system's job.
-const EMAIL_PATTERN = /^(?!\.)(?!.*\.\.)[^\s@]{1,64}(?<!\.)@(?!-)[^\s@.]+(?<!-)(\.(?!-)[^\s@.]+(?<!-))+$/;
+// An address as RFC 6531 (internationalised mail) writes one, in its plain form: a local part of up to
+// 64 characters that is a dot-atom (RFC 5321's atext, and any character beyond ASCII, dots only
+// between them; no quoted strings), an @, and a host name of two or more labels that IDNA 2008 takes
+// (letters, digits and hyphens inside labels, in any script; at most 63 octets a label once
+// encoded). So every address stored is one the OpenAPI document's `idn-email` format accepts.
+// Deliverability is the mail system's job.
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\-\\u0080-\\u{10FFFF}]";
+const LOCAL_PART = new RegExp(`^${ATEXT}+(?:\\.${ATEXT}+)*$`, 'u');
 /** C0 and C1 controls, NUL included. */
 const CONTROL_CHARACTER = /\p{Cc}/u;
 /**
@@ -88,7 +93,7 @@ export class InputCheck {
     // Invisible characters would make two addresses that look alike distinct accounts.
     if (INVISIBLE_CHARACTER.test(email)) return this.fail(field, 'must not contain invisible characters such as zero-width spaces');
     if (email.length > EMAIL_MAX_LENGTH) return this.fail(field, `must be at most ${EMAIL_MAX_LENGTH} characters`);
-    if (!EMAIL_PATTERN.test(email)) return this.fail(field, 'must be an email address like ada@example.com');
+    if (!isEmailAddress(email)) return this.fail(field, 'must be an email address like ada@example.com');
     return email;
   }
 
@@ -115,6 +120,22 @@ export class InputCheck {
       return this.fail(field, `must be a whole number from 1 to ${bounds.max} (got ${value})`);
     }
     return value;
+  }
+}
+
+function isEmailAddress(email: string): boolean {
+  const at = email.lastIndexOf('@');
+  const local = email.slice(0, at);
+  const host = email.slice(at + 1);
+  if (at < 1 || [...local].length > 64 || !LOCAL_PART.test(local)) return false;
+  // Two or more labels, none empty (no root dot at the end), split by ASCII dots alone: IDNA would
+  // also split at ideographic and full-width dots, which RFC 6531's grammar keeps inside a label.
+  if (!/^[^.]+(?:\.[^.]+)+$/u.test(host) || /[\u3002\uff0e\uff61]/u.test(host)) return false;
+  try {
+    return isIdnHostname(host);
+  } catch {
+    // Its way of saying no: an error naming the rule the host name breaks.
+    return false;
   }
 }
 
