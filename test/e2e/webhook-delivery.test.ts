@@ -246,11 +246,18 @@ describe('the retry schedule', () => {
       ['2026-11-27T00:00:00', undefined],
       [undefined, '2026-11-27'],
       [undefined, '2026-11-27T25:00:00Z'],
+      // A second 60 is a leap second only at the end of a UTC day.
+      ['2016-12-31T12:30:60Z', undefined],
     ]) {
       const refused = await rest(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`, { json: { from, to } });
       const problem = expectProblem(refused, 400, 'invalid-input', `/webhook-endpoints/${endpoint.id}/redeliveries`);
       expect(problem.errors?.map((error) => error.field)).toEqual([from ? 'from' : 'to']);
     }
+    // A leap second, which RFC 3339 allows, bounds a window as the last moment of its day.
+    const leap = await rest(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`, {
+      json: { from: '2016-12-31T23:59:60Z', to: '2017-01-01T00:00:00Z' },
+    });
+    expect([leap.status, leap.body]).toEqual([200, { queued: 0, remaining: 0 }]);
     // A window that ends before it starts.
     const reversed = await rest(server, 'POST', `/webhook-endpoints/${endpoint.id}/redeliveries`, {
       json: { from: '2026-11-28T00:00:00Z', to: '2026-11-27T00:00:00Z' },
