@@ -6,17 +6,27 @@ export type { Logger };
 
 export type LogFormat = 'json' | 'pretty';
 
+/** Where log lines are written: the service's on stdout; a command's on stderr, its stdout being its output. */
+export type LogStream = 'stdout' | 'stderr';
+
 /**
- * Where log lines go in `format`: JSON lines on stdout, or, for a person at a terminal, pino-pretty's
- * readable lines (loaded only then), written synchronously so that the last lines before an exit show.
+ * Where log lines go in `format`: JSON lines, or, for a person at a terminal, pino-pretty's readable
+ * lines (loaded only then), written synchronously so that the last lines before an exit show.
  */
-export async function logDestination(format: LogFormat): Promise<DestinationStream | undefined> {
-  if (format === 'json') return undefined;
+export async function logDestination(format: LogFormat, to: LogStream = 'stdout'): Promise<DestinationStream | undefined> {
+  const fd = to === 'stdout' ? 1 : 2;
+  if (format === 'json') return to === 'stdout' ? undefined : pino.destination({ fd, sync: true });
   const { default: pretty } = await import('pino-pretty');
-  return pretty({ colorize: process.stdout.isTTY, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
+  return pretty({
+    destination: fd,
+    colorize: process[to].isTTY,
+    sync: true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'pid,hostname,service',
+  });
 }
 
-/** JSON lines on stdout, each stamped with the request it belongs to; credentials are redacted. */
+/** JSON lines (on stdout unless told otherwise), each stamped with the request it belongs to; credentials are redacted. */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   return pino(
     {

@@ -3,7 +3,7 @@
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase, type Database, type OpenOptions } from './db/database.ts';
 import { StartupError } from './errors.ts';
-import { createLogger, logDestination, type Logger } from './log.ts';
+import { createLogger, logDestination, type LogStream, type Logger } from './log.ts';
 
 export interface Started {
   config: Config;
@@ -14,13 +14,16 @@ export interface Started {
 export async function start(
   options: OpenOptions & {
     logLevel?: Config['logLevel'];
+    /** Where the log goes (stdout by default). */
+    logTo?: LogStream;
     /** Runs once the configuration is read, before any database connection exists. */
     beforeDatabase?: (config: Config, logger: Logger) => Promise<void>;
   },
 ): Promise<Started> {
   const config = loadConfig();
-  const format = config.logFormat ?? (!config.production && process.stdout.isTTY ? 'pretty' : 'json');
-  const logger = createLogger(options.logLevel ?? config.logLevel, await logDestination(format));
+  const to = options.logTo ?? 'stdout';
+  const format = config.logFormat ?? (!config.production && process[to].isTTY ? 'pretty' : 'json');
+  const logger = createLogger(options.logLevel ?? config.logLevel, await logDestination(format, to));
   await options.beforeDatabase?.(config, logger);
   const db = await openDatabase(config, logger, options);
   return { config, logger, db };

@@ -75,6 +75,12 @@ export interface CommandFlags {
 }
 
 /**
+ * How a command logs: on stderr, since its stdout is its output (a `--json` answer must parse), and
+ * warnings alone unless LOG_LEVEL asks for more (`info` shows the migrations a command applied).
+ */
+export const COMMAND_LOG = { logLevel: process.env.LOG_LEVEL === undefined ? 'warn' : undefined, logTo: 'stderr' } as const;
+
+/**
  * Opens the database (migrating it first), runs `work`, and closes it. Invalid input is a mistake:
  * each field the service refused is named by the flag it came from, then the usage, with status 2.
  * A refusal (an unknown id) prints its message and exits with status 1; a failure to start, as one
@@ -82,7 +88,7 @@ export interface CommandFlags {
  */
 export async function withDatabase(command: CommandFlags, work: (started: Started) => Promise<void>): Promise<void> {
   try {
-    const started = await start({ migrate: true, logLevel: 'warn' });
+    const started = await start({ migrate: true, ...COMMAND_LOG });
     try {
       await work(started);
     } catch (error) {

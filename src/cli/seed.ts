@@ -5,9 +5,11 @@
 // minted for those times, so ids and created_at agree on order as they do for live rows.
 import pg from 'pg';
 import { ORDER_STATUSES } from '../db/entities/index.ts';
+import { boundedClientOptions } from '../db/connections.ts';
 import { idAt } from '../db/ids.ts';
+import { messageOf } from '../guards.ts';
 import { exitWithStartupFailure, start } from '../startup.ts';
-import { commandLine, usageError } from './command-line.ts';
+import { COMMAND_LOG, commandLine, usageError } from './command-line.ts';
 import { Progress } from './progress.ts';
 
 const USAGE = 'usage: npm run seed -- --users N [--orders-per-user M] [--reset]';
@@ -148,8 +150,12 @@ async function seed(client: pg.Client, users: number, ordersPerUser: number): Pr
 
 const options = parse();
 try {
-  const { db, logger } = await start({ migrate: true, logLevel: 'warn' });
-  const client = new pg.Client({ connectionString: db.url });
+  const { db } = await start({ migrate: true, ...COMMAND_LOG });
+  // Bounded like every other connection: a lock held elsewhere, or a database gone silent, ends the
+  // run after the statement time-out instead of leaving it waiting.
+  const client = new pg.Client({ connectionString: db.url, ...boundedClientOptions(db.bounds) });
+  // Reported below; an error event without a listener would end the process with a stack.
+  client.on('error', () => undefined);
   try {
     await client.connect();
     if (options.reset) {
@@ -164,10 +170,12 @@ try {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
     process.stderr.write(`seeded ${options.users} users with ${options.ordersPerUser} orders each in ${seconds}s\n`);
   } catch (error) {
-    logger.error({ err: error }, 'seeding failed');
+    process.stderr.write(
+      `seeding stopped: ${messageOf(error).split('\n', 1)[0]}. What was written before stays; run again with --reset to start over.\n`,
+    );
     process.exitCode = 1;
   } finally {
-    await client.end();
+    await client.end().catch(() => undefined);
     await db.close();
   }
 } catch (error) {

@@ -25,8 +25,8 @@ export interface OrmSettings {
   onQuery?: (sql: string) => void;
 }
 
-/** Where the URL points, without its credentials, for messages. */
-function describeUrl(url: string): string {
+/** Where the URL points, without its credentials (in its user info or its query), for messages. */
+export function describeUrl(url: string): string {
   try {
     const { hostname, port, pathname } = new URL(url);
     return `${hostname}:${port || 5432}${pathname}`;

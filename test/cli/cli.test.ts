@@ -16,7 +16,12 @@ afterEach(async () => {
 
 const PEPPER = 'a-pepper-of-at-least-thirty-two-characters';
 
-function run(script: string, args: string[], databaseUrl: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(
+  script: string,
+  args: string[],
+  databaseUrl: string,
+  moreEnv: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     // Every secret given, so no command writes one into the working copy's data folder.
     const env = {
@@ -26,6 +31,7 @@ function run(script: string, args: string[], databaseUrl: string): Promise<{ cod
       API_KEY_PEPPER: PEPPER,
       CURSOR_SECRET: 'a-cursor-secret-of-at-least-thirty-two-characters',
       WEBHOOK_SECRET_KEY: 'a-webhook-key-of-at-least-thirty-two-characters',
+      ...moreEnv,
     };
     const child = spawn(process.execPath, [script, ...args], { env });
     let stdout = '';
@@ -76,7 +82,45 @@ describe('npm run db:migrate', () => {
   });
 });
 
+describe('what a command writes where', () => {
+  it('logs on stderr, so that its --json answer on stdout parses, and names its database without a password anywhere in its URL', async () => {
+    const database = await createEmptyDatabase();
+    drops.push(database.drop);
+    // The credentials in the query string, where libpq and node-postgres take them too.
+    const url = new URL(database.url);
+    const password = decodeURIComponent(url.password);
+    const inQuery = new URL(`postgres://${url.host}${url.pathname}`);
+    inQuery.searchParams.set('user', decodeURIComponent(url.username));
+    inQuery.searchParams.set('password', password);
+    // At info, the migrations it applies are logged.
+    const result = await run('src/cli/db.ts', ['migrate', '--json'], inQuery.toString(), { LOG_LEVEL: 'info' });
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ upToDate: true });
+    expect(result.stderr).toContain('migration applied');
+    const plain = await run('src/cli/db.ts', ['migrate'], inQuery.toString());
+    expect(plain.stdout).toMatch(/^the database at postgres:\/\/.* is up to date\n$/);
+    expect([result.stdout, result.stderr, plain.stdout, plain.stderr].filter((text) => text.includes(password))).toEqual([]);
+  });
+});
+
 describe('npm run seed', () => {
+  it('gives up on a table locked elsewhere after the statement time-out, in one sentence', async () => {
+    const database = await createTestDatabase();
+    drops.push(database.drop);
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table users in access exclusive mode');
+      const result = await run('src/cli/seed.ts', ['--users', '10', '--reset'], database.url, { DB_STATEMENT_TIMEOUT_MS: '300' });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(/^seeding stopped: canceling statement due to statement timeout\. /);
+      expect(result.stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
+    } finally {
+      await holder.end();
+    }
+  });
+
   it('loads users and orders whose ids agree with their creation order, and --reset empties them and the idempotency records first', async () => {
     const database = await createTestDatabase();
     drops.push(database.drop);
