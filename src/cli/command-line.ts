@@ -2,6 +2,7 @@
 // its usage and exits 0; a mistake prints what is wrong, naming the flag as typed, then the usage,
 // and exits 2; a negative number after a flag is that flag's value.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
+import { databaseFailureOf, type DatabaseFailure } from '../db/failures.ts';
 import { DomainError, ValidationError } from '../errors.ts';
 import { messageOf } from '../guards.ts';
 import { exitWithStartupFailure, start, type Started } from '../startup.ts';
@@ -80,11 +81,20 @@ export interface CommandFlags {
  */
 export const COMMAND_LOG = { logLevel: process.env.LOG_LEVEL === undefined ? 'warn' : undefined, logTo: 'stderr' } as const;
 
+/** What a command says when the database lets it down midway; nothing of its statement was kept. */
+const DATABASE_FAILURES: Record<DatabaseFailure, string> = {
+  'statement-timeout':
+    'The database did not finish a statement within DB_STATEMENT_TIMEOUT_MS (a lock held elsewhere, or a busy server); nothing of it was kept. Try again.',
+  unreachable: 'The database stopped answering; nothing of the statement under way was kept. Try again once it is back.',
+  'concurrent-writes': 'The database undid the change for a concurrent one; nothing of it was kept. Try again.',
+  'idempotency-key-claimed': 'The database refused the change; nothing of it was kept. Try again.',
+};
+
 /**
  * Opens the database (migrating it first), runs `work`, and closes it. Invalid input is a mistake:
  * each field the service refused is named by the flag it came from, then the usage, with status 2.
- * A refusal (an unknown id) prints its message and exits with status 1; a failure to start, as one
- * sentence.
+ * A refusal (an unknown id), or the database failing midway, prints one sentence and exits with status
+ * 1; so does a failure to start.
  */
 export async function withDatabase(command: CommandFlags, work: (started: Started) => Promise<void>): Promise<void> {
   try {
@@ -92,6 +102,13 @@ export async function withDatabase(command: CommandFlags, work: (started: Starte
     try {
       await work(started);
     } catch (error) {
+      const failure = databaseFailureOf(error);
+      if (failure) {
+        // The command had started: the database let it down, which is one sentence, not a crash.
+        process.stderr.write(`${DATABASE_FAILURES[failure]}\n`);
+        process.exitCode = 1;
+        return;
+      }
       if (!(error instanceof DomainError)) throw error;
       if (error instanceof ValidationError) {
         const said = error.fieldErrors.map((e) => `${command.flags[e.field] ?? e.field} ${e.message}`);

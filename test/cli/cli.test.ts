@@ -175,6 +175,26 @@ describe('npm run seed', () => {
   });
 });
 
+describe('a command the database lets down midway', () => {
+  it('says so in one sentence, with exit status 1', async () => {
+    const database = await createTestDatabase();
+    drops.push(database.drop);
+    const holder = new pg.Client({ connectionString: database.url });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table api_keys in access exclusive mode');
+      const result = await run('src/cli/keys.ts', ['list'], database.url, { DB_STATEMENT_TIMEOUT_MS: '300' });
+      expect([result.code, result.stderr]).toEqual([
+        1,
+        match.stringMatching(/^The database did not finish a statement within DB_STATEMENT_TIMEOUT_MS .*\n$/),
+      ]);
+    } finally {
+      await holder.end();
+    }
+  });
+});
+
 describe('npm run keys', () => {
   interface Listed {
     id: string;
