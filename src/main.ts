@@ -32,9 +32,15 @@ import { exitWithStartupFailure, start } from './startup.ts';
 import { collectStartupGarbage } from './startup-garbage.ts';
 
 const ROLES = ['all', 'api', 'worker'] as const;
-const role = process.argv[2] ?? 'all';
-if (!(ROLES as readonly string[]).includes(role)) {
-  process.stderr.write(`portico: unknown role "${role}"; use one of: ${ROLES.join(', ')}.\n`);
+const USAGE = `usage: node src/main.ts [${ROLES.join('|')}] (npm start, npm run api, npm run worker); configured by environment variables (see the README)`;
+const [role = 'all', ...extra] = process.argv.slice(2);
+if (role === '--help' || role === '-h') {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+if (!(ROLES as readonly string[]).includes(role) || extra.length > 0) {
+  const wrong = extra.length > 0 ? `unexpected argument "${extra[0]}"` : `unknown role "${role}"; use one of: ${ROLES.join(', ')}`;
+  process.stderr.write(`portico: ${wrong}.\n${USAGE}\n`);
   process.exit(2);
 }
 

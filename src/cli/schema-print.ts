@@ -1,12 +1,14 @@
 // `npm run schema:print`: rewrites the checked-in GraphQL schema and OpenAPI document from the code;
 // with `--check`, writes nothing and exits 1 if either is stale (`npm test` runs it so).
 import fs from 'node:fs/promises';
-import { commandLine } from './command-line.ts';
+import { commandLine, usageError } from './command-line.ts';
 import { SCHEMA_FILE, printedSchema } from '../graphql/print.ts';
 import { OPENAPI_FILE, printedOpenApi } from '../rest/print.ts';
 
 const USAGE = 'usage: npm run schema:print [-- --check]';
-const { values } = commandLine(USAGE, { check: { type: 'boolean', default: false } });
+const { values, positionals } = commandLine(USAGE, { check: { type: 'boolean', default: false } });
+// `check` without its dashes must not rewrite what it was meant to check.
+if (positionals.length > 0) usageError(USAGE, `unexpected argument "${positionals[0]}"`);
 const printed = { [SCHEMA_FILE]: printedSchema(), [OPENAPI_FILE]: printedOpenApi() };
 
 if (values.check) {

@@ -77,6 +77,9 @@ if (!command || !Object.hasOwn(TAKES, command)) fail(command ? `unknown command 
 refuseFlagsNotTaken(USAGE, command, values, TAKES[command]!);
 if (command !== 'create' && command !== 'list' && !id) fail(`${command} needs the id of an endpoint (see \`webhooks list\`)`);
 if (command === 'resend' && !eventId) fail('resend needs the id of the event to send again (see `webhooks deliveries`)');
+// One endpoint per command: a second id, say, would be ignored while the operator believed it done.
+const extra = positionals[command === 'create' || command === 'list' ? 1 : command === 'resend' ? 3 : 2];
+if (extra !== undefined) fail(`unexpected argument "${extra}"`);
 /** `--from`/`--to`: an ISO 8601 instant with its time zone. */
 function instant(name: string, raw: string | undefined): Date | undefined {
   if (raw === undefined) return undefined;

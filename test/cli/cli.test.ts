@@ -490,6 +490,24 @@ describe('every command explains itself', () => {
     }
   });
 
+  it('refuses an argument it does not take, rather than ignore it (a second id, a flag without its dashes)', async () => {
+    const unused = 'postgres://unused@127.0.0.1:1/none';
+    for (const [command, args] of [
+      ['src/cli/webhooks.ts', ['delete', 'wep_01jd3x3b8vfb9s1p4t4p6q2k7m', 'wep_01jd3x3b8vfb9s1p4t4p6q2k7n']],
+      ['src/cli/webhooks.ts', ['list', 'extra']],
+      ['src/cli/schema-print.ts', ['check']],
+      ['src/main.ts', ['api', 'extra']],
+    ] as const) {
+      const result = await run(command, [...args], unused);
+      expect([result.code, result.stderr.split('\n')[0]], `${command} ${args.join(' ')}`).toEqual([
+        2,
+        match.stringContaining('unexpected argument'),
+      ]);
+    }
+    const help = await run('src/main.ts', ['--help'], unused);
+    expect([help.code, help.stdout.startsWith('usage:')]).toEqual([0, true]);
+  });
+
   it('refuses unknown flags and wrong values in plain words, naming the flag as typed; reads negative numbers as numbers', async () => {
     const database = await createTestDatabase();
     drops.push(database.drop);
