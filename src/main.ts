@@ -34,7 +34,7 @@ import { collectStartupGarbage } from './startup-garbage.ts';
 const ROLES = ['all', 'api', 'worker'] as const;
 const USAGE = `usage: node src/main.ts [${ROLES.join('|')}] (npm start, npm run api, npm run worker); configured by environment variables (see the README)`;
 const [role = 'all', ...extra] = process.argv.slice(2);
-if (role === '--help' || role === '-h') {
+if (process.argv.slice(2).some((arg) => arg === '--help' || arg === '-h')) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }

@@ -504,8 +504,10 @@ describe('every command explains itself', () => {
         match.stringContaining('unexpected argument'),
       ]);
     }
-    const help = await run('src/main.ts', ['--help'], unused);
-    expect([help.code, help.stdout.startsWith('usage:')]).toEqual([0, true]);
+    for (const args of [['--help'], ['api', '--help']]) {
+      const help = await run('src/main.ts', args, unused);
+      expect([help.code, help.stdout.startsWith('usage:')], args.join(' ')).toEqual([0, true]);
+    }
   });
 
   it('refuses unknown flags and wrong values in plain words, naming the flag as typed; reads negative numbers as numbers', async () => {
