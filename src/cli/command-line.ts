@@ -19,10 +19,17 @@ function plainly(error: unknown): string {
   const flag = /'(-{1,2}[\w-]+)/.exec(messageOf(error))?.[1] ?? 'an option';
   if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') return `unknown option ${flag}`;
   if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    // A value that looks like a flag (`--name --scopes x`) is taken for one: the flag has no value.
+    if (/ambiguous/.test(messageOf(error))) return `${flag} needs a value (one that starts with a dash goes as ${flag}=-…)`;
     return /argument missing|<value>/.test(messageOf(error)) ? `${flag} needs a value` : `${flag} takes no value`;
   }
   if (code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL') return 'unexpected argument';
   return messageOf(error);
+}
+
+/** Whether `arg` is a flag (without `=value`) that takes a value. */
+function takesValue(arg: string, options: ParseArgsOptionsConfig): boolean {
+  return arg.startsWith('--') && !arg.includes('=') && options[arg.slice(2)]?.type === 'string';
 }
 
 /** `--flag -5` as `--flag=-5`: a negative number is a value, not another flag. */
@@ -44,7 +51,9 @@ export function commandLine<const Options extends ParseArgsOptionsConfig>(
   options: Options,
   args: readonly string[] = process.argv.slice(2),
 ) {
-  if (args.includes('--help') || args.includes('-h')) {
+  // Help is a flag of its own, not a value given to another (`--name -h` is a mistake, not a request for help).
+  const help = (arg: string, i: number) => (arg === '--help' || arg === '-h') && !(i > 0 && takesValue(args[i - 1]!, options));
+  if (args.some(help)) {
     process.stdout.write(`${usage}\n`);
     process.exit(0);
   }

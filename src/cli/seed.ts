@@ -68,8 +68,10 @@ function parse(): { users: number; ordersPerUser: number; reset: boolean } {
     reset: { type: 'boolean', default: false },
   });
   if (positionals.length > 0) usageError(USAGE, `unexpected argument ${positionals[0]}`);
-  const users = Number(values.users);
-  const ordersPerUser = Number(values['orders-per-user']);
+  // Number() would read '', 1e2 or 0x2 as numbers nobody meant to type.
+  const whole = (text: string | undefined) => (text !== undefined && /^\d+$/.test(text) ? Number(text) : Number.NaN);
+  const users = whole(values.users);
+  const ordersPerUser = whole(values['orders-per-user']);
   if (
     !Number.isInteger(users) ||
     users < 0 ||

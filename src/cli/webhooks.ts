@@ -8,7 +8,7 @@ import { commandLine, refuseFlagsNotTaken, usageError, withDatabase } from './co
 import { ApiKey, DELIVERY_STATES } from '../db/entities/index.ts';
 import { sqlOf } from '../db/sql.ts';
 import { deliveryResource, listDeliveries, resendDeadDeliveries, resendDelivery } from '../services/webhook-deliveries.ts';
-import { NotFoundError } from '../errors.ts';
+import { ConflictError, NotFoundError } from '../errors.ts';
 import { CursorCodec } from '../pagination/cursor.ts';
 import { resolveSecret } from '../secrets.ts';
 import {
@@ -88,6 +88,9 @@ function instant(name: string, raw: string | undefined): Date | undefined {
 const window = { from: instant('from', values.from), to: instant('to', values.to) };
 if (command === 'create' && (!values.key || !values.url)) fail('create needs --key (the API key that owns the endpoint) and --url');
 if (values.enable && values.disable) fail('give --enable or --disable, not both');
+if (command === 'update' && ['url', 'events', 'description', 'enable', 'disable'].every((flag) => !(flag in values))) {
+  fail('update needs something to change: --url, --events, --description, --enable or --disable');
+}
 const overlapMs = parseDuration(values.overlap ?? '24h');
 if (overlapMs === undefined) fail('--overlap takes a duration like 0s, 15m, 24h or 7d');
 // The service's own refusal counts in seconds, which this flag does not.
@@ -117,15 +120,24 @@ await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
   const sql = await sqlOf(db.orm);
   const settings = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
   const em = db.orm.em.fork();
-  /** The owner a `--key` names: that key's lineage. */
-  const ownerOf = async (keyId: string): Promise<EndpointOwner> => {
+  const keyOf = async (keyId: string): Promise<ApiKey> => {
     const key = await em.findOne(ApiKey, { id: keyId });
     if (!key) throw new NotFoundError(`No API key has the id ${keyId} (see \`npm run keys -- list\`).`);
+    return key;
+  };
+  /** The owner a `--key` names: that key's lineage. */
+  const ownerOf = async (keyId: string): Promise<EndpointOwner> => ({ lineageId: (await keyOf(keyId)).lineageId, admin: false });
+  /** The owner of a new endpoint: a key that can still manage it (not revoked, not expired). */
+  const liveOwnerOf = async (keyId: string): Promise<EndpointOwner> => {
+    const key = await keyOf(keyId);
+    if (key.revokedAt || (key.expiresAt && key.expiresAt <= new Date())) {
+      throw new ConflictError(`API key ${keyId} is revoked or expired, and could never manage an endpoint it owned; use a live key.`);
+    }
     return { lineageId: key.lineageId, admin: false };
   };
   const operator: EndpointOwner = { lineageId: '', admin: true };
   if (command === 'create') {
-    const endpoint = await createEndpoint(em, settings, await ownerOf(values.key!), {
+    const endpoint = await createEndpoint(em, settings, await liveOwnerOf(values.key!), {
       url: values.url!,
       events: eventsOption(values.events) ?? null,
       description: values.description ?? null,

@@ -404,6 +404,8 @@ describe('npm run webhooks', () => {
       ['rotate', 'wep_x', '--overlap', 'soon'],
       ['delete', 'wep_x', '--events', 'all'],
       ['update', 'wep_x', '--overlap', '1h'],
+      // Nothing to change.
+      ['update', 'wep_x'],
     ]) {
       const result = await run('src/cli/webhooks.ts', args, database.url);
       expect(result.code, args.join(' ')).toBe(2);
@@ -425,6 +427,11 @@ describe('npm run webhooks', () => {
     };
     const hostile = await run('src/cli/webhooks.ts', ['create', '--key', key.id, '--url', 'http://169.254.169.254/'], database.url);
     expect([hostile.code, hostile.stderr.split('\n')[0]]).toEqual([2, match.stringMatching(/^--url .*link-local/)]);
+    // A revoked key could never manage the endpoint it would own.
+    expect((await run('src/cli/keys.ts', ['revoke', key.id], database.url)).code).toBe(0);
+    const revoked = await run('src/cli/webhooks.ts', ['create', '--key', key.id, '--url', 'https://93.184.216.34/'], database.url);
+    expect([revoked.code, revoked.stderr]).toEqual([1, match.stringContaining('is revoked or expired')]);
+    expect(await query<{ n: number }>(database.url, 'select count(*)::int as n from webhook_endpoints')).toEqual([{ n: 0 }]);
   });
 });
 
@@ -487,6 +494,21 @@ describe('every command explains itself', () => {
         const result = await run(command, args, 'postgres://unused@127.0.0.1:1/none');
         expect([result.code, result.stdout.startsWith('usage:')], `${command} ${args.join(' ')}`).toEqual([0, true]);
       }
+    }
+  });
+
+  it('reads a flag given no value as a mistake, never as a request for help, and numbers only as written', async () => {
+    const unused = 'postgres://unused@127.0.0.1:1/none';
+    for (const args of [
+      ['create', '--name', '--scopes', 'admin'],
+      ['create', '--name', '-h', '--scopes', 'admin'],
+    ]) {
+      const result = await run('src/cli/keys.ts', args, unused);
+      expect([result.code, result.stderr.split('\n')[0]], args.join(' ')).toEqual([2, match.stringMatching(/^--name needs a value/)]);
+    }
+    for (const users of ['', '1e2', '0x2']) {
+      const result = await run('src/cli/seed.ts', ['--users', users], unused);
+      expect(result.code, users).toBe(2);
     }
   });
 
