@@ -61,6 +61,9 @@ function fail(message: string): never {
   return usageError(USAGE, message);
 }
 
+const EXPIRES_MIN_MS = 60_000;
+const EXPIRES_MAX_MS = 3650 * 86_400_000;
+
 const { values, positionals } = commandLine(USAGE, {
   name: { type: 'string' },
   scopes: { type: 'string' },
@@ -90,6 +93,10 @@ const days = Number(values.days ?? '30');
 if (!Number.isInteger(days) || days < 1 || days > 366) fail('--days takes a whole number from 1 to 366');
 const expiresIn = values.expires === undefined ? undefined : parseDuration(values.expires);
 if (values.expires !== undefined && expiresIn === undefined) fail('--expires takes a duration like 90s, 15m, 24h or 30d');
+// A key that expires before anyone can use it, or outlives every plan to rotate it, is a mistake.
+if (expiresIn !== undefined && (expiresIn < EXPIRES_MIN_MS || expiresIn > EXPIRES_MAX_MS)) {
+  fail(`--expires must be from 1m to ${EXPIRES_MAX_MS / 86_400_000}d (got ${values.expires})`);
+}
 const graceMs = parseDuration(values.grace ?? '24h');
 if (graceMs === undefined) fail('--grace takes a duration like 0s, 15m, 24h or 7d');
 if (command === 'create' && (!values.name || !values.scopes)) fail('create needs --name and --scopes');

@@ -497,7 +497,7 @@ describe('every command explains itself', () => {
     }
   });
 
-  it('reads a flag given no value as a mistake, never as a request for help, and numbers only as written', async () => {
+  it('reads a flag given no value as a mistake, never as a request for help, numbers only as written, and lifetimes within bounds', async () => {
     const unused = 'postgres://unused@127.0.0.1:1/none';
     for (const args of [
       ['create', '--name', '--scopes', 'admin'],
@@ -505,6 +505,10 @@ describe('every command explains itself', () => {
     ]) {
       const result = await run('src/cli/keys.ts', args, unused);
       expect([result.code, result.stderr.split('\n')[0]], args.join(' ')).toEqual([2, match.stringMatching(/^--name needs a value/)]);
+    }
+    for (const expires of ['1ms', '59s', '3651d']) {
+      const result = await run('src/cli/keys.ts', ['create', '--name', 'k', '--scopes', 'admin', '--expires', expires], unused);
+      expect([result.code, result.stderr.split('\n')[0]], expires).toEqual([2, `--expires must be from 1m to 3650d (got ${expires})`]);
     }
     for (const users of ['', '1e2', '0x2']) {
       const result = await run('src/cli/seed.ts', ['--users', users], unused);
