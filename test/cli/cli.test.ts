@@ -53,6 +53,21 @@ async function query<T>(url: string, sql: string): Promise<T[]> {
   }
 }
 
+/** Runs `work` on a database of its own while another session holds `table` locked. */
+async function whileLocked<T>(table: string, work: (url: string) => Promise<T>): Promise<T> {
+  const database = await createTestDatabase();
+  drops.push(database.drop);
+  const holder = new pg.Client({ connectionString: database.url });
+  await holder.connect();
+  try {
+    await holder.query('begin');
+    await holder.query(`lock table ${table} in access exclusive mode`);
+    return await work(database.url);
+  } finally {
+    await holder.end();
+  }
+}
+
 describe('npm run db:migrate', () => {
   it('brings an empty database to the current schema', async () => {
     const database = await createEmptyDatabase();
@@ -105,20 +120,12 @@ describe('what a command writes where', () => {
 
 describe('npm run seed', () => {
   it('gives up on a table locked elsewhere after the statement time-out, in one sentence', async () => {
-    const database = await createTestDatabase();
-    drops.push(database.drop);
-    const holder = new pg.Client({ connectionString: database.url });
-    await holder.connect();
-    try {
-      await holder.query('begin');
-      await holder.query('lock table users in access exclusive mode');
-      const result = await run('src/cli/seed.ts', ['--users', '10', '--reset'], database.url, { DB_STATEMENT_TIMEOUT_MS: '300' });
-      expect(result.code).toBe(1);
-      expect(result.stderr).toMatch(/^seeding stopped: canceling statement due to statement timeout\. /);
-      expect(result.stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
-    } finally {
-      await holder.end();
-    }
+    const result = await whileLocked('users', (url) =>
+      run('src/cli/seed.ts', ['--users', '10', '--reset'], url, { DB_STATEMENT_TIMEOUT_MS: '300' }),
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^seeding stopped: canceling statement due to statement timeout\. /);
+    expect(result.stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
   });
 
   it('loads users and orders whose ids agree with their creation order, and --reset empties them and the idempotency records first', async () => {
@@ -177,21 +184,11 @@ describe('npm run seed', () => {
 
 describe('a command the database lets down midway', () => {
   it('says so in one sentence, with exit status 1', async () => {
-    const database = await createTestDatabase();
-    drops.push(database.drop);
-    const holder = new pg.Client({ connectionString: database.url });
-    await holder.connect();
-    try {
-      await holder.query('begin');
-      await holder.query('lock table api_keys in access exclusive mode');
-      const result = await run('src/cli/keys.ts', ['list'], database.url, { DB_STATEMENT_TIMEOUT_MS: '300' });
-      expect([result.code, result.stderr]).toEqual([
-        1,
-        match.stringMatching(/^The database did not finish a statement within DB_STATEMENT_TIMEOUT_MS .*\n$/),
-      ]);
-    } finally {
-      await holder.end();
-    }
+    const result = await whileLocked('api_keys', (url) => run('src/cli/keys.ts', ['list'], url, { DB_STATEMENT_TIMEOUT_MS: '300' }));
+    expect([result.code, result.stderr]).toEqual([
+      1,
+      match.stringMatching(/^The database did not finish a statement within DB_STATEMENT_TIMEOUT_MS .*\n$/),
+    ]);
   });
 });
 
