@@ -9,6 +9,7 @@ import { ApiKey, DELIVERY_STATES } from '../db/entities/index.ts';
 import { sqlOf } from '../db/sql.ts';
 import { deliveryResource, listDeliveries, resendDeadDeliveries, resendDelivery } from '../services/webhook-deliveries.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
+import { requireId } from '../services/validation.ts';
 import { CursorCodec } from '../pagination/cursor.ts';
 import { resolveSecret } from '../secrets.ts';
 import {
@@ -100,6 +101,7 @@ if (overlapMs % 1000 !== 0 || overlapMs > ROTATION_OVERLAP_S.max * 1000) {
 
 /** The flag each field the service checks comes from, for errors. */
 const FLAG_OF: Record<string, string> = {
+  key: '--key',
   url: '--url',
   events: '--events',
   description: '--description',
@@ -121,7 +123,8 @@ await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
   const settings = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
   const em = db.orm.em.fork();
   const keyOf = async (keyId: string): Promise<ApiKey> => {
-    const key = await em.findOne(ApiKey, { id: keyId });
+    // A malformed id is a mistake in the command (status 2), an unknown one a refusal (1).
+    const key = await em.findOne(ApiKey, { id: requireId('apiKey', 'key', keyId) });
     if (!key) throw new NotFoundError(`No API key has the id ${keyId} (see \`npm run keys -- list\`).`);
     return key;
   };

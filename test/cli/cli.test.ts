@@ -417,6 +417,8 @@ describe('npm run webhooks', () => {
       1,
       match.stringContaining('No API key has the id key_01jd3x3b8vfb9s1p4t4p6q2k7m'),
     ]);
+    const malformed = await run('src/cli/webhooks.ts', ['create', '--key', 'garbage', '--url', 'https://93.184.216.34/'], database.url);
+    expect([malformed.code, malformed.stderr.split('\n')[0]]).toEqual([2, match.stringMatching(/^--key must be an API key id like key_/)]);
     const key = JSON.parse(
       (await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'webhooks:manage', '--json'], database.url)).stdout,
     ) as {
