@@ -3,6 +3,7 @@
 // and enums' literals likewise; which input field or argument held the value, neither says, and
 // validation names it from the document (namedLiteralError), as every other input error names its field.
 import { BREAK, GraphQLError, Kind, visit, type ASTNode, type DocumentNode } from 'graphql';
+import { placeOf } from './error-place.ts';
 
 /** The extension a scalar marks such an error with; it does not reach the client. */
 export const INVALID_LITERAL = 'invalidLiteral';
@@ -43,9 +44,7 @@ export function namedLiteralError(error: GraphQLError, document: DocumentNode): 
   const { [INVALID_LITERAL]: _marker, ...extensions } = error.extensions ?? {};
   const field = missing ?? (error.nodes?.[0] && holderOf(document, error.nodes[0]));
   return new GraphQLError(field ? `${field}: ${error.message}` : error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
+    ...placeOf(error),
     extensions: { ...extensions, ...(field ? { errors: [{ field, message: error.message }] } : {}) },
   });
 }

@@ -2,6 +2,7 @@
 // input fields and enum values, in validation and in the coercion of variables alike. Suggestions map
 // a schema for whoever probes it, so production hides them from every message graphql-js writes.
 import { GraphQLError } from 'graphql';
+import { placeOf } from './error-place.ts';
 
 const SUGGESTION = /\s*Did you mean [^?]*\?/g;
 export const SUGGESTION_HIDDEN = '[Suggestion hidden]';
@@ -10,10 +11,7 @@ export const SUGGESTION_HIDDEN = '[Suggestion hidden]';
 export function withoutSuggestions(error: GraphQLError): GraphQLError {
   if (!error.message.includes('Did you mean')) return error;
   return new GraphQLError(error.message.replace(SUGGESTION, ` ${SUGGESTION_HIDDEN}`).trim(), {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
+    ...placeOf(error),
     originalError: error.originalError,
     extensions: error.extensions,
   });

@@ -4,6 +4,7 @@
 // `extensions.errors` onto its form. The field is named as the client's variables hold it: the
 // variable, then the path within it (`input.total`, `ids[1]`).
 import { GraphQLError } from 'graphql';
+import { placeOf } from './error-place.ts';
 
 /** A value of the variable refused (graphql-js's coerceVariableValues): its prefix, then `; ` and the reason. */
 const INVALID_VALUE = /^Variable "\$(\w+)" got invalid value /;
@@ -31,11 +32,5 @@ function fieldErrorOf(error: GraphQLError): { field: string; message: string } |
 export function namedVariableError(error: GraphQLError): GraphQLError {
   const named = fieldErrorOf(error);
   if (!named) return error;
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    extensions: { ...error.extensions, errors: [named] },
-  });
+  return new GraphQLError(error.message, { ...placeOf(error), extensions: { ...error.extensions, errors: [named] } });
 }

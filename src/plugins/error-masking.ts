@@ -25,6 +25,7 @@ import { executionArgs, type ServerPlugin } from './server-context.ts';
 import { markStatementTimeout } from '../request-context.ts';
 import { namedLiteralError } from '../graphql/literal-errors.ts';
 import { namedVariableError } from '../graphql/variable-errors.ts';
+import { placeOf } from '../graphql/error-place.ts';
 import { withoutSuggestions } from '../graphql/suggestions.ts';
 
 function domainErrorOf(error: unknown): DomainError | undefined {
@@ -86,7 +87,7 @@ function specRule(kind: ProblemKind): { spec?: true } {
 
 export function maskError(error: unknown): GraphQLError {
   const located = error instanceof GraphQLError ? error : undefined;
-  const options = { nodes: located?.nodes, source: located?.source, positions: located?.positions, path: located?.path };
+  const options = placeOf(located);
 
   const domain = domainErrorOf(error);
   if (domain) {
@@ -143,10 +144,7 @@ function asRequestError(error: GraphQLError): GraphQLError {
   // Yoga's words name neither the operation nor the cause.
   const message = error.extensions?.code === OPERATION_RESOLUTION_FAILURE ? OPERATION_UNRESOLVED : (limit ?? error.message);
   return new GraphQLError(message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
+    ...placeOf(error),
     extensions: { ...extensions, ...(http ? { http } : {}), code, type: PROBLEM_TYPE_BASE + kind },
   });
 }
@@ -285,10 +283,7 @@ export function useWholeRequestDenials(): ServerPlugin {
         const errors = found.map(
           (error) =>
             new GraphQLError(error.message, {
-              nodes: error.nodes,
-              source: error.source,
-              positions: error.positions,
-              path: error.path,
+              ...placeOf(error),
               originalError: error.originalError,
               extensions: { ...error.extensions, http },
             }),
