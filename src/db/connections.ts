@@ -4,7 +4,7 @@
 // would go back to the pool still waiting, until every request waits behind it. So: a connection
 // that stopped answering is destroyed, never reused; the server aborts transactions left idle.
 import pg from 'pg';
-import type { DatabaseAvailability } from './availability.ts';
+import { KnownOutageError, type DatabaseAvailability } from './availability.ts';
 import { databaseFailureOf } from './failures.ts';
 
 export interface ConnectionBounds {
@@ -50,14 +50,6 @@ export function boundedClientOptions(bounds: ConnectionBounds): pg.ClientConfig 
   return { ...boundedConnectionOptions(bounds), query_timeout: replyTimeoutMs(bounds) };
 }
 
-/**
- * Connections `watchReplies` gave up, with a time no later than the start of the statement whose
- * reply never came. Their other statements, queued behind it (a ROLLBACK sent once a request was
- * answered, say), fail with it however late they were sent: for `guardPool` they are evidence from
- * that earlier time, not of an outage that began after the database was last seen answering.
- */
-const silentSince = new WeakMap<object, number>();
-
 /** What `watchReplies` reads of node-postgres's pool and clients, which keep it on untyped fields. */
 interface Watched {
   _clients: { _activeQuery?: object | null }[];
@@ -101,8 +93,6 @@ export function watchReplies(pool: pg.Pool, bounds: ConnectionBounds): void {
       const since = firstSeen.get(statement);
       if (since === undefined) firstSeen.set(statement, now);
       else if (now - since >= limitMs) {
-        // First seen at `since`, so sent after the look before.
-        silentSince.set(client, since - everyMs);
         // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- a pool's client is a pg.Client
         destroyConnection(client as unknown as pg.Client);
       }
@@ -128,12 +118,36 @@ export function destroyConnection(client: pg.Client | pg.PoolClient): void {
 export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | undefined): void {
   /** The current checkout's release of each client, made idempotent: the holder may still call it. */
   const releases = new WeakMap<pg.PoolClient, (error?: Error | boolean) => void>();
-  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
-  // Only the promise form is used (by Kysely under MikroORM); a callback goes straight through.
+  type Callback = (error: Error | undefined, client?: pg.PoolClient, release?: unknown) => void;
+  const connect = pool.connect.bind(pool) as { (): Promise<pg.PoolClient>; (callback: Callback): void };
+  /** What a checkout that failed says of the database. */
+  const connectFailed = (error: unknown, startedAt: number) => {
+    if (databaseFailureOf(error) === 'unreachable') availability?.failed(error, startedAt);
+  };
+  /** A checkout not even tried, the database being known to be unreachable; else undefined. */
+  const refused = (startedAt: number) => {
+    if (!availability?.refusing) return undefined;
+    const error = new KnownOutageError();
+    availability.failed(error, startedAt);
+    return error;
+  };
+  // Both forms are used: the promise by Kysely (under MikroORM, for writes), the callback by the
+  // pool's own `query` (plain reads, db/sql.ts).
   // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- answers each overload as the original does
-  pool.connect = ((...args: unknown[]) => {
-    if (args.length > 0) return (connect as (...a: unknown[]) => unknown)(...args);
+  pool.connect = ((callback?: Callback) => {
     const startedAt = Date.now();
+    const refusal = refused(startedAt);
+    if (callback) {
+      // The pool answers a checkout on a later tick, never before its caller returns.
+      if (refusal) process.nextTick(callback, refusal);
+      else
+        connect((error, client, release) => {
+          if (error) connectFailed(error, startedAt);
+          callback(error, client, release);
+        });
+      return;
+    }
+    if (refusal) return Promise.reject(refusal);
     return connect().then(
       (client) => {
         const release = client.release.bind(client);
@@ -148,7 +162,7 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
         return client;
       },
       (error: unknown) => {
-        if (databaseFailureOf(error) === 'unreachable') availability?.failed(error, startedAt);
+        connectFailed(error, startedAt);
         throw error;
       },
     );
@@ -156,19 +170,49 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
 
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    /**
+     * When each statement sent on the connection and not yet answered was sent, oldest first. When
+     * the connection fails, every statement queued on it fails with it however late it was sent:
+     * the failure is evidence from the time the oldest was sent, whose reply never came, not of an
+     * outage that began after the database was last seen answering.
+     */
+    const unanswered: number[] = [];
+    /**
+     * Since when the connection is known lost: a statement sent on it later still fails (a ROLLBACK
+     * once its request was answered, say), and is evidence from that time, not news of another outage.
+     */
+    let lostSince: number | undefined;
+    /** What a statement's outcome says of the database and of its connection. */
+    const answered = (error: unknown, startedAt: number) => {
+      const since = lostSince ?? unanswered[0] ?? startedAt;
+      const at = unanswered.indexOf(startedAt);
+      if (at >= 0) unanswered.splice(at, 1);
+      if (!error) availability?.succeeded(startedAt);
+      else if (databaseFailureOf(error) === 'unreachable') {
+        lostSince = since;
+        destroyConnection(client);
+        releases.get(client)?.(error instanceof Error ? error : true);
+        availability?.failed(error, since);
+      }
+    };
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through unchanged
     client.query = ((...args: unknown[]) => {
       const startedAt = Date.now();
+      unanswered.push(startedAt);
+      // The callback form: the pool's own `query` (plain reads) sends its statement so.
+      const last = args.at(-1);
+      if (typeof last === 'function') {
+        args[args.length - 1] = (error: unknown, result: unknown) => {
+          answered(error, startedAt);
+          Reflect.apply(last, undefined, [error, result]);
+        };
+        return query(...args);
+      }
       const result = query(...args);
       if (result instanceof Promise) {
         result.then(
-          () => availability?.succeeded(startedAt),
-          (error: unknown) => {
-            if (databaseFailureOf(error) !== 'unreachable') return;
-            destroyConnection(client);
-            releases.get(client)?.(error instanceof Error ? error : true);
-            availability?.failed(error, Math.min(startedAt, silentSince.get(client) ?? startedAt));
-          },
+          () => answered(undefined, startedAt),
+          (error: unknown) => answered(error, startedAt),
         );
       }
       return result;

@@ -29,4 +29,35 @@ describe('the availability probe', () => {
       availability.close();
     }
   });
+
+  it('refuses calls only once an outage has outlasted a probe, and until a probe finds the database back', async () => {
+    const { logger } = captureLogs('info');
+    let answers = false;
+    let probes = 0;
+    const availability = new DatabaseAvailability(
+      logger,
+      async () => {
+        probes += 1;
+        if (!answers) throw new Error('still down');
+      },
+      20,
+    );
+    try {
+      // One lost connection: not refused, and over with the next call that succeeds.
+      availability.failed(new Error('connection reset'));
+      expect(availability.refusing).toBe(false);
+      availability.succeeded();
+      expect([availability.available, availability.refusing]).toEqual([true, false]);
+
+      availability.failed(new Error('connection refused'));
+      expect(availability.refusing).toBe(false);
+      await eventually(() => availability.refusing, 'calls are refused once probes failed', 5_000);
+      expect(probes).toBeGreaterThan(0);
+      answers = true;
+      await eventually(() => availability.available, 'the probe to find the database back', 5_000);
+      expect(availability.refusing).toBe(false);
+    } finally {
+      availability.close();
+    }
+  });
 });
