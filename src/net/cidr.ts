@@ -32,19 +32,35 @@ export function networkMatcher(cidrs: readonly string[]): (address: string) => b
 }
 
 /**
+ * What stands for a client a trusted proxy could not name (`unknown`, an obfuscated identifier, a
+ * hop that is no address): no allowlist holds it, and all such clients share one budget.
+ */
+export const UNKNOWN_CLIENT = 'unknown';
+
+const IPV4_WITH_PORT = /^(\d{1,3}(?:\.\d{1,3}){3}):\d{1,5}$/;
+const BRACKETED_IPV6 = /^\[([^\]]+)\](?::\d{1,5})?$/;
+
+/** The address of an X-Forwarded-For hop, as proxies write it: `ip`, `ip:port`, `[ipv6]` or `[ipv6]:port`. */
+function hopAddress(hop: string): string | undefined {
+  const text = hop.trim();
+  const address = plainAddress(BRACKETED_IPV6.exec(text)?.[1] ?? IPV4_WITH_PORT.exec(text)?.[1] ?? text);
+  return net.isIP(address) === 0 ? undefined : address;
+}
+
+/**
  * The client's address: the socket peer, unless that peer is a trusted proxy, in which case the
  * X-Forwarded-For chain is walked from the right, past trusted proxies, to the first address that
- * is not one (what a client prepends itself cannot be trusted).
+ * is not one (what a client prepends itself cannot be trusted). A hop that names no address ends the
+ * walk at UNKNOWN_CLIENT: skipping it would reach the hops the client wrote itself.
  */
 export function clientAddress(peer: string, forwardedFor: string | undefined, isTrustedProxy: (address: string) => boolean): string {
   let client = plainAddress(peer);
   if (!forwardedFor || !isTrustedProxy(client)) return client;
-  const hops = forwardedFor
-    .split(',')
-    .map((hop) => hop.trim())
-    .filter((hop) => net.isIP(plainAddress(hop)) !== 0);
+  const hops = forwardedFor.split(',');
   for (let i = hops.length - 1; i >= 0; i--) {
-    client = plainAddress(hops[i]!);
+    const hop = hopAddress(hops[i]!);
+    if (hop === undefined) return UNKNOWN_CLIENT;
+    client = hop;
     if (!isTrustedProxy(client)) return client;
   }
   return client;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clientAddress, clientNetwork, networkMatcher, normalizeCidr } from '../../src/net/cidr.ts';
+import { UNKNOWN_CLIENT, clientAddress, clientNetwork, networkMatcher, normalizeCidr } from '../../src/net/cidr.ts';
 
 describe('CIDRs', () => {
   it('normalizes both families and refuses anything else', () => {
@@ -33,7 +33,22 @@ describe('client address', () => {
     expect(clientAddress('127.0.0.1', '198.51.100.7', proxies)).toBe('198.51.100.7');
     expect(clientAddress('::ffff:127.0.0.1', '6.6.6.6, 198.51.100.7, 10.0.0.5', proxies)).toBe('198.51.100.7');
     expect(clientAddress('127.0.0.1', undefined, proxies)).toBe('127.0.0.1');
-    expect(clientAddress('127.0.0.1', '10.0.0.9, not-an-ip', proxies)).toBe('10.0.0.9');
+  });
+
+  it('reads hops written with a port, as some proxies write them', () => {
+    expect(clientAddress('127.0.0.1', '10.1.1.1, 203.0.113.9:51234', proxies)).toBe('203.0.113.9');
+    expect(clientAddress('127.0.0.1', '10.1.1.1, [2001:db8::5]:443', proxies)).toBe('2001:db8::5');
+    expect(clientAddress('127.0.0.1', '[2001:db8::6]', proxies)).toBe('2001:db8::6');
+    expect(clientAddress('127.0.0.1', '198.51.100.7, 10.0.0.5:80', proxies)).toBe('198.51.100.7');
+  });
+
+  it('is unknown, never an address the client wrote, when a trusted proxy names no address', () => {
+    // Left of such a hop is only what the client sent: skipping it handed the client any address
+    // (an allowlist's, or a fresh budget per request).
+    for (const forwarded of ['10.1.1.1, unknown', '10.1.1.1, not-an-ip', '10.1.1.1, ', '10.1.1.1, _hidden, 10.0.0.5']) {
+      expect(clientAddress('127.0.0.1', forwarded, proxies), forwarded).toBe(UNKNOWN_CLIENT);
+    }
+    expect(networkMatcher(['0.0.0.0/0', '::/0'])(UNKNOWN_CLIENT)).toBe(false);
   });
 });
 
