@@ -2,6 +2,7 @@
 // Problem Details on REST, a GraphQL error response on /graphql.
 import { STATUS_CODES } from 'node:http';
 import { PROBLEM_KINDS, problem, problemHeaders, type ProblemKind } from './errors.ts';
+import { preferred } from './http/accept.ts';
 import { GRAPHQL_PATH } from './paths.ts';
 import { maskKeysIn } from './services/api-key-secrets.ts';
 
@@ -18,6 +19,9 @@ export interface Refusal {
   headers?: Record<string, string>;
 }
 
+/** What a GraphQL refusal is written in, as Accept prefers (JSON when it weighs both alike, as for `*\/*`). */
+const SINGLE_RESULT_TYPES = ['application/json', 'application/graphql-response+json'];
+
 /** The refusal as status, headers and body, for writers that are not fetch handlers. */
 export function refusalParts(
   path: string,
@@ -32,7 +36,7 @@ export function refusalParts(
       headers: { 'content-type': 'application/problem+json', ...headers },
       body: maskKeysIn(JSON.stringify(body)),
     };
-  const type = accept.includes('application/graphql-response+json') ? 'application/graphql-response+json' : 'application/json';
+  const type = preferred(accept, SINGLE_RESULT_TYPES) ?? 'application/json';
   const error = { message: refusal.detail, extensions: { code: PROBLEM_KINDS[refusal.kind].code, type: body.type } };
   return {
     status: body.status,

@@ -5,61 +5,41 @@
 // none of the media types GraphQL answers in gets 406 saying which they are, rather than yoga's
 // empty 406 (in JSON all the same, which HTTP allows: an explanation beats an empty body).
 import { ACCEPTED_CODINGS, charsetDetail, codingDetail, foreignCharset, foreignCoding } from '../http/body-encoding.ts';
+import { preferred } from '../http/accept.ts';
 import { GRAPHQL_METHODS, methodNotAllowed, refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
-/** What yoga answers GraphQL in: single results, then incremental delivery. */
-const ANSWERED_IN = ['application/graphql-response+json', 'application/json', 'text/event-stream', 'multipart/mixed'];
+/**
+ * What yoga answers GraphQL in, in the order chosen among those Accept weighs alike: JSON first, as
+ * yoga answers `*\/*`.
+ */
+export const ANSWERED_IN = ['application/json', 'application/graphql-response+json', 'text/event-stream', 'multipart/mixed'];
+
+/** Whether an Accept header weighs its ranges (parameter names compare without regard to case). */
+const WEIGHTED = /q=/i;
 
 /** Whether an Accept header allows one of ANSWERED_IN (a missing header allows anything). */
 function acceptsAnswer(accept: string | null): boolean {
   // Every client that asks for an answer at all asks for one of these; parsing is for the rest.
   if (accept === null || ((accept.includes('json') || accept.includes('*/*')) && !accept.includes('charset') && !WEIGHTED.test(accept)))
     return true;
-  return accept.split(',').some((range) => {
-    const [type = '', ...parameters] = range.split(';').map((part) => part.trim().toLowerCase());
-    if (parameters.some((parameter) => /^q=0(\.0*)?$/.test(parameter))) return false;
-    // The answers are UTF-8, and say so.
-    if (parameters.some((parameter) => parameter.startsWith('charset=') && !/^charset="?utf-8"?$/.test(parameter))) return false;
-    if (type === '*/*') return true;
-    return type.endsWith('/*') ? ANSWERED_IN.some((answer) => answer.startsWith(type.slice(0, -1))) : ANSWERED_IN.includes(type);
-  });
-}
-
-/** Whether an Accept header weighs its ranges (parameter names compare without regard to case). */
-const WEIGHTED = /q=/i;
-
-/** An Accept range's weight (RFC 9110 §12.4.2): its q parameter, 1 without one. */
-function weightOf(range: string): number {
-  const q = /;\s*q=([01](?:\.\d{0,3})?)\s*(?:;|$)/i.exec(range)?.[1];
-  return q === undefined ? 1 : Number(q);
-}
-
-/**
- * Accept's ranges in the order of preference its q-values give (the higher first, in the order sent
- * among equals), leaving out those of q=0, which are not acceptable. Yoga takes the first range it
- * answers in by position alone, so `application/json;q=0.5, application/graphql-response+json` got
- * JSON, and a type refused with q=0 could still be chosen.
- */
-function byPreference(accept: string): string {
-  return accept
-    .split(',')
-    .map((range, position) => ({ range: range.trim(), weight: weightOf(range), position }))
-    .filter(({ weight }) => weight > 0)
-    .sort((a, b) => b.weight - a.weight || a.position - b.position)
-    .map(({ range }) => range)
-    .join(', ');
+  return preferred(accept, ANSWERED_IN) !== undefined;
 }
 
 export function useGraphQLMediaTypes(): ServerPlugin {
   return {
-    // Accept is put in the order of its q-values (byPreference). Media types compare without regard
+    // A weighted Accept is replaced by the one type it prefers (http/accept.ts): yoga takes the first
+    // range it answers in by position alone, so `application/json;q=0.5, application/graphql-response+json`
+    // got JSON, and `application/json;q=0, */*` too. Media types compare without regard
     // to letter case, and may have spaces before their parameters (RFC 9110 §8.3.1); yoga picks its
     // parser by the exact text (`application/json` or `application/json;…`), so `APPLICATION/JSON`
     // was 415. The type is written as yoga reads it.
     onRequest({ request }) {
       const accept = request.headers.get('accept');
-      if (accept !== null && WEIGHTED.test(accept)) request.headers.set('accept', byPreference(accept));
+      if (accept !== null && WEIGHTED.test(accept)) {
+        const chosen = preferred(accept, ANSWERED_IN);
+        if (chosen !== undefined) request.headers.set('accept', chosen);
+      }
       const sent = request.headers.get('content-type');
       if (sent === null) return;
       const end = sent.indexOf(';');

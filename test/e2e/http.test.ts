@@ -62,6 +62,10 @@ describe('GraphQL over HTTP', () => {
     // A browser's header, and wildcards with weights.
     ['text/html;q=0.9, */*;q=0.8', 200, 'application/json'],
     ['application/graphql-response+json;q=0, */*;q=0.5', 200, 'application/json'],
+    // The most specific range that matches a type gives its weight (RFC 9110 §12.5.1), not the highest.
+    ['application/json;q=0, */*', 400, 'application/graphql-response+json'],
+    ['application/json;q=0, application/*', 400, 'application/graphql-response+json'],
+    ['*/*;q=0.9, application/json;q=0.1', 400, 'application/graphql-response+json'],
   ])('answers Accept: %s by its q-values (%i, %s)', async (accept, status, type) => {
     const response = await server.fetch('/graphql', {
       method: 'POST',
@@ -69,6 +73,22 @@ describe('GraphQL over HTTP', () => {
       body: JSON.stringify({ query: '{ nope }' }),
     });
     expect([response.status, response.headers.get('content-type')?.split(';')[0]]).toEqual([status, type]);
+  });
+
+  it('writes a refusal before execution in the type Accept prefers, a type given q=0 never', async () => {
+    for (const [accept, type] of [
+      ['application/graphql-response+json;q=0, application/json', 'application/json'],
+      ['application/json;q=0, */*', 'application/graphql-response+json'],
+      ['application/graphql-response+json', 'application/graphql-response+json'],
+      ['*/*', 'application/json'],
+    ]) {
+      const response = await fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { accept: accept!, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+      expect([response.status, response.headers.get('content-type')?.split(';')[0]], accept).toEqual([401, type]);
+    }
   });
 });
 
