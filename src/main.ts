@@ -88,7 +88,11 @@ try {
   armFailpoints(config.failpoints);
   stop = () => db.close();
   const sql = await sqlOf(db.orm);
-  const webhooks = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
+  const webhooks = webhookSettings(
+    config.webhooks,
+    await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'),
+    config.databasePoolMax,
+  );
   // The API and the worker stop together first: the API stops taking requests at once, whatever
   // webhook attempts the worker waits for (each may take WEBHOOK_TIMEOUT_MS), and the load balancer
   // sees it go. Then the rest in reverse order of starting, then the database.

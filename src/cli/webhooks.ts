@@ -120,7 +120,11 @@ const SHOWN_ONCE = 'This is the only time the signing secret is shown; store it 
 
 await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
   const sql = await sqlOf(db.orm);
-  const settings = webhookSettings(config.webhooks, await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'));
+  const settings = webhookSettings(
+    config.webhooks,
+    await resolveSecret(config.webhooks.secretKey, config.dataDir, 'webhook-secret-key'),
+    config.databasePoolMax,
+  );
   const em = db.orm.em.fork();
   const keyOf = async (keyId: string): Promise<ApiKey> => {
     // A malformed id is a mistake in the command (status 2), an unknown one a refusal (1).

@@ -8,7 +8,7 @@ import { WebhookEndpoint } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import type { EntityManager } from '../db/orm.ts';
 import { isoOf } from '../db/records.ts';
-import { ConflictError, NotFoundError } from '../errors.ts';
+import { ConflictError, NotFoundError, UnavailableError } from '../errors.ts';
 import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { EVENT_TYPE_NAMES, enumNameOf, type EventType } from '../webhooks/event-types.ts';
@@ -16,6 +16,7 @@ import { queuePing } from '../webhooks/outbox.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
 import { newSigningSecret } from '../webhooks/signing-secret.ts';
 import { urlRefusal, type Resolve, type UrlPolicy } from '../webhooks/url-policy.ts';
+import { Tally } from '../tally.ts';
 import { PAGE_SIZE } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
@@ -27,15 +28,54 @@ export interface WebhookSettings {
   box: SecretBox;
   urlPolicy: UrlPolicy;
   maxEndpointsPerKey: number;
-  /** How host names are resolved for the address checks (tests give a fixed table). */
+  /** How host names are resolved for the address checks (tests give one that waits). */
   resolve?: Resolve;
+  urlChecks: UrlChecks;
 }
 
-export function webhookSettings(config: WebhookConfig, secretKey: string): WebhookSettings {
+/**
+ * URL checks under way. A check resolves the URL's host, which may take seconds, and a write that
+ * holds a database connection meanwhile (one with an Idempotency-Key, whose transaction opens as it
+ * starts; a document of several mutations) keeps it for as long: host names made slow on purpose
+ * held every connection of the pool, and every other request waited. So one API key lineage has
+ * one check under way at a time, and all of them together a quarter of the pool's connections;
+ * past either, a check is refused at once with 503 (worth retrying).
+ */
+export class UrlChecks {
+  readonly #underWay = new Tally<string>();
+  #total = 0;
+  readonly #max: number;
+
+  constructor(poolMax: number) {
+    this.#max = Math.max(1, Math.floor(poolMax / 4));
+  }
+
+  async run<T>(lineageId: string, check: () => Promise<T>): Promise<T> {
+    if (this.#underWay.has(lineageId) || this.#total >= this.#max) {
+      throw new UnavailableError(
+        this.#underWay.has(lineageId)
+          ? "Another of this API key's webhook URLs is being checked (its host resolved); retry once that request is answered."
+          : 'Too many webhook URLs are being checked right now; retry shortly.',
+      );
+    }
+    this.#underWay.add(lineageId);
+    this.#total += 1;
+    try {
+      return await check();
+    } finally {
+      this.#underWay.remove(lineageId);
+      this.#total -= 1;
+    }
+  }
+}
+
+/** `poolMax`: the database pool's size, which URL checks may hold a quarter of (UrlChecks). */
+export function webhookSettings(config: WebhookConfig, secretKey: string, poolMax: number): WebhookSettings {
   return {
     box: new SecretBox(secretKey),
     urlPolicy: { allowHttp: config.allowHttp, allowedHosts: config.allowedHosts },
     maxEndpointsPerKey: config.maxEndpointsPerKey,
+    urlChecks: new UrlChecks(poolMax),
   };
 }
 
@@ -118,14 +158,22 @@ export function endpointResource(endpoint: EndpointRecord): Record<string, unkno
 }
 
 /** Checks the fields given (all of them on creation); returns them normalised. */
-async function checkFields(settings: WebhookSettings, input: EndpointFields, creating: boolean): Promise<CheckedFields> {
+async function checkFields(
+  settings: WebhookSettings,
+  owner: EndpointOwner,
+  input: EndpointFields,
+  creating: boolean,
+): Promise<CheckedFields> {
   const check = new InputCheck();
   const fields: CheckedFields = {};
   if (input.url === null || (creating && input.url === undefined)) check.fail('url', input.url === null ? 'cannot be null' : 'is required');
   else if (input.url !== undefined) {
     // Stored as sent, so it must be storable first: the URL parser would quietly escape what is not.
     const url = check.storable('url', input.url);
-    const refusal = url === undefined ? undefined : await urlRefusal(url, settings.urlPolicy, settings.resolve);
+    const refusal =
+      url === undefined
+        ? undefined
+        : await settings.urlChecks.run(owner.lineageId, () => urlRefusal(url, settings.urlPolicy, settings.resolve));
     if (refusal) check.fail('url', refusal);
     else if (url !== undefined) fields.url = url;
   }
@@ -181,7 +229,7 @@ export async function createEndpoint(
 ): Promise<EndpointRecord> {
   // A key at its limit is refused before its URL's host is resolved: a lookup may take seconds.
   await refuseOverLimit(em, settings, owner);
-  const fields = await checkFields(settings, input, true);
+  const fields = await checkFields(settings, owner, input, true);
   return em.transactional(async (tx) => {
     // One registration at a time per lineage, so the count below cannot be raced past the limit.
     await tx.execute(`select pg_advisory_xact_lock(hashtextextended(?, 1))`, [`webhook endpoints of ${owner.lineageId}`]);
@@ -258,7 +306,7 @@ export async function updateEndpoint(
 ): Promise<EndpointRecord> {
   // Another key's endpoint is not found before the new URL's host is resolved: a lookup may take seconds.
   const endpoint = await mustFind(em, owner, id);
-  const fields = await checkFields(settings, input, false);
+  const fields = await checkFields(settings, owner, input, false);
   if (fields.url !== undefined) endpoint.url = fields.url;
   if (fields.events !== undefined) endpoint.eventTypes = fields.events;
   if (fields.description !== undefined) endpoint.description = fields.description;

@@ -12,6 +12,7 @@ import { openRateLimitCounter } from '../../src/rate-limit/open.ts';
 import { UsageRecorder } from '../../src/services/api-key-usage.ts';
 import { userTokenVerifier } from '../../src/services/user-tokens.ts';
 import { webhookSettings } from '../../src/services/webhook-endpoints.ts';
+import type { Resolve } from '../../src/webhooks/url-policy.ts';
 import { ApiKeyVerifier } from '../../src/services/api-key-verifier.ts';
 import { API_KEYS_CHANNEL, SCOPES, createApiKey, type KeySettings } from '../../src/services/api-keys.ts';
 import { listen } from '../../src/db/notifications.ts';
@@ -84,6 +85,8 @@ export interface TestServerOptions {
   sharing?: TestServer;
   /** Reach PostgreSQL through this (a fault-injecting proxy); `databaseUrl` stays the direct one. */
   databaseVia?: { proxiedUrl(url: string): string };
+  /** How webhook URLs' host names are resolved (one that takes its time, say); the system's resolver if absent. */
+  resolveHosts?: Resolve;
 }
 
 /** Every running test server's key verifier, by database: a key a test creates verifies on all of them at once. */
@@ -91,7 +94,7 @@ const verifiers = new Map<string, Set<ApiKeyVerifier>>();
 
 export async function startTestServer(
   overrides: Partial<Config> = {},
-  { sharing, databaseVia }: TestServerOptions = {},
+  { sharing, databaseVia, resolveHosts }: TestServerOptions = {},
 ): Promise<TestServer> {
   const database = sharing ? { url: sharing.databaseUrl, drop: () => Promise.resolve() } : await createTestDatabase();
   const serverUrl = databaseVia ? databaseVia.proxiedUrl(database.url) : database.url;
@@ -110,7 +113,8 @@ export async function startTestServer(
   const statements: string[] = [];
   const bounds = databaseBounds(config);
   const availability = new DatabaseAvailability(logger, () => probeDatabase(serverUrl, bounds), 200);
-  const orm = await openOrm(serverUrl, { poolMax: 5, bounds, availability, logger, onQuery: (sql) => statements.push(sql) });
+  const poolMax = 5;
+  const orm = await openOrm(serverUrl, { poolMax, bounds, availability, logger, onQuery: (sql) => statements.push(sql) });
   const apiKeys = new ApiKeyVerifier(() => orm.em.fork(), TEST_PEPPER, { ttlMs: config.apiKeyCacheMs, maxEntries: 1000 });
   await apiKeys.start();
   // As in production, key changes reach the verifier through notifications.
@@ -141,7 +145,7 @@ export async function startTestServer(
     usage,
     userTokens,
     rateLimits,
-    webhooks: webhookSettings(config.webhooks, TEST_WEBHOOK_SECRET_KEY),
+    webhooks: { ...webhookSettings(config.webhooks, TEST_WEBHOOK_SECRET_KEY, poolMax), resolve: resolveHosts },
     metrics,
   });
   const address = await app.listen(0, '127.0.0.1');
