@@ -11,6 +11,7 @@ import type { EntityManager } from '../db/orm.ts';
 import { crashAt, isArmed } from '../failpoints.ts';
 import { INTERNAL_DETAIL, ValidationError, kindOfCode, type ProblemKind } from '../errors.ts';
 import { isOneOf, messageOf } from '../guards.ts';
+import { accepts } from '../http/accept.ts';
 import { isSafeMethod } from '../http/methods.ts';
 import type { Logger } from '../log.ts';
 import { faceOf, refuse, type Face, type Refusal } from '../refusals.ts';
@@ -106,10 +107,51 @@ function wroteNothing(status: number, result: ExecutionResult | undefined): bool
  */
 function ownHeaders(response: Response): Record<string, string> {
   const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    if (name !== 'content-length' && name !== 'retry-after' && !isOneOf(RECORDED_HEADERS, name)) headers[name] = value;
+  response.headers.forEach((value, written) => {
+    // Yoga's headers keep the letter case they were set in (`Transfer-Encoding`).
+    const name = written.toLowerCase();
+    if (!isOneOf(BODY_HEADERS, name) && name !== 'retry-after' && !isOneOf(RECORDED_HEADERS, name)) headers[name] = value;
   });
   return headers;
+}
+
+/**
+ * Headers that describe how the operation's own body travelled (a stream of events, in chunks), not
+ * the answer sent in its place, nor that body once read whole: kept, `Transfer-Encoding: chunked`
+ * beside the Content-Length a whole body gets was a response no HTTP client reads. `Cache-Control`
+ * goes too: every answer then forbids storing (server.ts), where a stream's said `no-cache`; and a
+ * stream's `Connection: keep-alive`, which kept open a connection its client asked to close.
+ */
+const BODY_HEADERS = ['content-length', 'transfer-encoding', 'content-encoding', 'cache-control', 'connection'] as const;
+
+/** The operation's own answer, its body read whole. */
+function wholeAnswer(response: Response, body: string | null, ResponseClass: typeof Response): Response {
+  const headers = new Headers(response.headers);
+  // And the stream's `Connection: keep-alive`, which overrode a client's `Connection: close`.
+  for (const name of ['content-length', 'transfer-encoding', 'connection']) headers.delete(name);
+  return new ResponseClass(body, { status: response.status, statusText: response.statusText, headers });
+}
+
+/**
+ * A recorded answer; on GraphQL, whose answers are negotiated, only in a media type the retry's
+ * Accept allows, else a refusal naming that type: the record holds the first request's bytes (a
+ * stream of events, say), which a client that asked for another type cannot read. REST answers in
+ * JSON whatever Accept says.
+ */
+function replayedIfAcceptable(
+  face: Face,
+  request: Request,
+  response: Response,
+  outcome: RecordedOutcome,
+  ResponseClass: typeof Response,
+): Response {
+  const recorded = outcome.headers['content-type']?.split(';')[0]?.trim();
+  if (face === 'rest' || recorded === undefined || accepts(request.headers.get('accept'), recorded))
+    return replayed(response, outcome, ResponseClass);
+  return refusedAnswer(request, response, {
+    kind: 'not-acceptable',
+    detail: `The outcome of this Idempotency-Key was recorded as ${recorded}, which this request's Accept does not allow; retry with an Accept that does.`,
+  });
 }
 
 function replayed(response: Response, outcome: RecordedOutcome, ResponseClass: typeof Response): Response {
@@ -237,14 +279,14 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
     const { request, response, setResponse } = payload;
     const ResponseClass = payload.fetchAPI.Response;
     const body = response.body === null ? null : await response.text();
-    const answer = new ResponseClass(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+    const answer = wholeAnswer(response, body, ResponseClass);
     // The key was in use or recorded: the operation's answer is not this request's.
     const sealedFor = state.sealedFor!;
     if (write.claimRefused) {
       const refused = await write.refusal();
       setResponse(
         'replay' in refused
-          ? replayed(response, answered(refused.replay, box, sealedFor), ResponseClass)
+          ? replayedIfAcceptable(state.face, request, response, answered(refused.replay, box, sealedFor), ResponseClass)
           : refusedAnswer(request, response, refusalOf(refused.error)),
       );
       return false;
@@ -280,7 +322,7 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       return !isOneOf(KEY_REFUSALS, refusal.kind);
     }
     if (!recorded.committed) {
-      setResponse(replayed(response, answered(recorded.replay, box, sealedFor), ResponseClass));
+      setResponse(replayedIfAcceptable(state.face, request, response, answered(recorded.replay, box, sealedFor), ResponseClass));
       return false;
     }
     // The write is committed and its response not yet sent: where a crash must lead to a replay.

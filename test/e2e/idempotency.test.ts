@@ -285,6 +285,45 @@ describe('Idempotency-Key on GraphQL', () => {
     expect(await ordersOf(userId)).toBe(0);
   });
 
+  it.each(['multipart/mixed', 'text/event-stream'])(
+    'answers a mutation asked for as %s well-formed, replays it in that type, and refuses a retry that does not accept it',
+    async (streamed) => {
+      const userId = await createUser();
+      const key = uniqueKey();
+      const send = (accept: string) =>
+        server.fetch('/graphql', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': key, accept },
+          body: JSON.stringify({ query: CREATE_ORDER, variables: { input: { userId, total: 5 } } }),
+        });
+      // fetch refuses a response that is both chunked and of a stated length.
+      const first = await send(streamed);
+      const firstText = await first.text();
+      expect([first.status, first.headers.get('content-type')?.split(';')[0], first.headers.get('cache-control')]).toEqual([
+        200,
+        streamed,
+        'no-store',
+      ]);
+      expect(firstText).toContain('"createOrder"');
+      const again = await send(streamed);
+      expect([again.status, await again.text(), again.headers.get('idempotent-replayed'), again.headers.get('cache-control')]).toEqual([
+        200,
+        firstText,
+        'true',
+        'no-store',
+      ]);
+      const elsewise = await send('application/json');
+      const refused = (await elsewise.json()) as { errors: { message: string; extensions: { type: string } }[] };
+      expect([elsewise.status, refused.errors[0]?.extensions.type, elsewise.headers.get('idempotent-replayed')]).toEqual([
+        406,
+        'https://portico.dev/problems/not-acceptable',
+        null,
+      ]);
+      expect(refused.errors[0]?.message).toContain(streamed);
+      expect(await ordersOf(userId)).toBe(1);
+    },
+  );
+
   it('fingerprints REST and GraphQL apart: the same key on the other face is refused', async () => {
     const userId = await createUser();
     const key = uniqueKey();
