@@ -115,6 +115,11 @@ export interface Config {
   rateLimit: RateLimitConfig;
   /** Longest a request may take from its arrival to its response; past it the client gets 503. */
   requestTimeoutMs: number;
+  /**
+   * How long a connection may stay open idle between requests. Longer than load balancers keep theirs
+   * (60 s is common), so the service never closes one a balancer is about to reuse.
+   */
+  keepAliveTimeoutMs: number;
   /** Connections one client (IPv4 address, IPv6 /64; not a proxy in trustProxy) may hold open at once. */
   maxConnectionsPerClient: number;
   /** Browser origins allowed to call the API cross-origin (CORS); empty: none. */
@@ -505,6 +510,7 @@ export function loadConfig(env: Env = process.env): Config {
       redisUrl: serverUrl(env, 'REDIS_URL', ['redis', 'rediss'], 'redis://[:password@]host:6379[/db]', { numberedDatabase: true }),
     },
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 15_000, 100, 600_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 65_000, 1000, 3_600_000),
     maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', 1024, 1, 1_000_000),
     corsOrigins: originList(env, 'CORS_ORIGINS'),
     idempotency: {

@@ -143,8 +143,28 @@ export function createApp(dependencies: AppDependencies): App {
         origin: [origin],
         credentials: false,
         methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
-        allowedHeaders: ['content-type', 'accept', 'x-api-key', 'authorization', 'x-request-id', 'x-graphql-yoga-csrf', 'idempotency-key'],
-        exposedHeaders: ['ratelimit', 'ratelimit-policy', 'retry-after', 'location', 'x-request-id', 'warning', 'idempotent-replayed'],
+        // traceparent and tracestate: a browser app's own traces continue here (W3C Trace Context).
+        allowedHeaders: [
+          'content-type',
+          'accept',
+          'x-api-key',
+          'authorization',
+          'x-request-id',
+          'x-graphql-yoga-csrf',
+          'idempotency-key',
+          'traceparent',
+          'tracestate',
+        ],
+        exposedHeaders: [
+          'ratelimit',
+          'ratelimit-policy',
+          'retry-after',
+          'location',
+          'x-request-id',
+          'warning',
+          'idempotent-replayed',
+          'www-authenticate',
+        ],
         maxAge: 600,
       };
     },
@@ -268,6 +288,9 @@ export function createApp(dependencies: AppDependencies): App {
       requestTimeout: config.requestTimeoutMs,
       headersTimeout: config.requestTimeoutMs,
       connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.requestTimeoutMs / 10))),
+      // Node's 5 s closed idle connections a load balancer was about to reuse (ALB keeps its own 60 s):
+      // the balancer's next request met a closed connection, a 502 for a client.
+      keepAliveTimeout: config.keepAliveTimeoutMs,
       // Checked by targetProblem, which answers a missing Host in Problem Details, not an empty 400.
       requireHostHeader: false,
     },
@@ -280,6 +303,9 @@ export function createApp(dependencies: AppDependencies): App {
       // caches keep to themselves; so each answer forbids storing unless it says otherwise (the public
       // GraphiQL assets, kept a day: headers an answer sets win over these).
       res.setHeader('cache-control', 'no-store');
+      // Whether an answer carries CORS fields depends on the Origin asked from: a cache that keeps one
+      // (the public assets) must not give it to another origin.
+      if (config.corsOrigins.length > 0) res.setHeader('vary', 'Origin');
       if (draining) res.setHeader('connection', 'close');
       const wrongTarget = targetProblem(req);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.

@@ -26,7 +26,7 @@ export function useGraphiQLAssets(enabled: boolean): ServerPlugin {
   if (!enabled) return {};
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
-      if (!url.pathname.startsWith(GRAPHIQL_ASSETS_PATH) || request.method !== 'GET') return;
+      if (!url.pathname.startsWith(GRAPHIQL_ASSETS_PATH) || (request.method !== 'GET' && request.method !== 'HEAD')) return;
       return loadBundle().then((loaded) => {
         const asset = assetOf(loaded, url.pathname.slice(GRAPHIQL_ASSETS_PATH.length));
         endResponse(

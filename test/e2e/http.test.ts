@@ -419,6 +419,19 @@ describe('connections per client', () => {
       socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n');
     });
 
+  it('keeps an idle connection open between requests for KEEP_ALIVE_TIMEOUT_MS (65 s), longer than balancers keep theirs, and says so', async () => {
+    const { socket } = await openIdle(server.url);
+    try {
+      const head = await new Promise<string>((resolve) => {
+        socket.once('data', (data: Buffer) => resolve(data.toString('latin1').split('\r\n\r\n')[0]!));
+        socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      });
+      expect(head.toLowerCase()).toContain('keep-alive: timeout=65');
+    } finally {
+      socket.destroy();
+    }
+  });
+
   it('holds one client to MAX_CONNECTIONS_PER_CLIENT open at once: the next is closed at once, the first still served, and a freed place taken again', async () => {
     const limited = await startTestServer({ maxConnectionsPerClient: 3 });
     const sockets: net.Socket[] = [];
@@ -494,12 +507,36 @@ describe('CORS', () => {
       // A browser app may retry its writes safely, and see that an answer was a replay.
       expect(preflight.headers.get('access-control-allow-headers')).toContain('idempotency-key');
       expect(preflight.headers.get('access-control-allow-credentials')).toBeNull();
+      // A browser app's traces continue here; it can read which credential a 401 asks for.
+      const traced = await fetch(`${cors.url}/graphql`, {
+        method: 'OPTIONS',
+        headers: {
+          origin: 'https://app.example.com',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'traceparent, tracestate',
+        },
+      });
+      expect(traced.headers.get('access-control-allow-headers')).toMatch(/traceparent.*tracestate/);
 
       const allowed = await cors.fetch('/users', { headers: { origin: 'https://app.example.com' } });
       expect(allowed.status).toBe(200);
       expect(allowed.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
       expect(allowed.headers.get('access-control-expose-headers')).toContain('ratelimit');
       expect(allowed.headers.get('access-control-expose-headers')).toContain('idempotent-replayed');
+      expect(allowed.headers.get('access-control-expose-headers')).toContain('www-authenticate');
+
+      const head = await fetch(`${cors.url}/graphiql/assets/graphiql.css`, { method: 'HEAD' });
+      expect([head.status, head.headers.get('content-type')?.split(';')[0], await head.text()]).toEqual([200, 'text/css', '']);
+
+      // A cacheable answer says it varies by Origin, whether it was asked with one or not.
+      for (const origin of ['https://app.example.com', 'https://evil.example', undefined]) {
+        const asset = await fetch(`${cors.url}/graphiql/assets/graphiql.css`, { headers: origin ? { origin } : {} });
+        expect([asset.status, asset.headers.get('cache-control'), asset.headers.get('vary')], origin).toEqual([
+          200,
+          'public, max-age=86400',
+          'Origin',
+        ]);
+      }
 
       const other = await cors.fetch('/users', { headers: { origin: 'https://evil.example' } });
       expect(other.headers.get('access-control-allow-origin')).toBeNull();
