@@ -104,7 +104,8 @@ function answerOnSocket(
   if (metrics.served) metrics.requestEnded({}, body.status, 0);
   const text = JSON.stringify(body);
   socket.end(
-    `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}\r\nContent-Type: application/problem+json\r\n` +
+    // Date, as every answer of a server with a clock carries it (RFC 9110 §6.6.1).
+    `HTTP/1.1 ${body.status} ${STATUS_CODES[body.status]}\r\nDate: ${new Date().toUTCString()}\r\nContent-Type: application/problem+json\r\n` +
       `Cache-Control: no-store\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
   );
 }

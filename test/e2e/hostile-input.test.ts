@@ -260,6 +260,7 @@ describe('requests Node refuses before the service sees them', () => {
     );
     expect(response.status).toBe(431);
     expect(response.headers['content-type']).toBe('application/problem+json');
+    expect(Date.parse(response.headers.date ?? '')).not.toBeNaN();
     expect(JSON.parse(response.body)).toMatchObject({
       type: 'https://portico.dev/problems/request-header-fields-too-large',
       status: 431,

@@ -18,6 +18,10 @@ it('masks a key sent where no key belongs: in the path, or in another parameter'
   expect(scrubbedUrl(`/users/${key}`)).toBe(`/users/${masked}`);
   expect(scrubbedUrl(`/users?limit=${key}&cursor=x`)).toBe(`/users?limit=${masked}&cursor=x`);
   expect(scrubbedUrl(`/users/${key}/orders?api_key=${key}`)).toBe(`/users/${masked}/orders?api_key=${masked}`);
+  // Written with escapes, as a client's URL encoder may write it.
+  expect(scrubbedUrl(`/users?foo=${key.replaceAll('_', '%5F')}&limit=1`)).toBe(`/users?foo=${masked}&limit=1`);
+  expect(scrubbedUrl(`/users/${encodeURIComponent(key).replace('A', '%41')}`)).toBe(`/users/${masked}`);
+  expect(scrubbedUrl('/users?q=%E2%82%AC&limit=1')).toBe('/users?q=%E2%82%AC&limit=1');
 });
 
 it('masks other credentials a client put in the URL: bearer tokens, secrets, passwords, by name or by shape', () => {
