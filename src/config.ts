@@ -144,6 +144,8 @@ export interface WebhookConfig {
   allowedHosts: string[];
   /** Whether endpoint URLs may use plain http (outside production) or must use https. */
   allowHttp: boolean;
+  /** Whether a refused endpoint URL's message names what its host resolved to (outside production). */
+  revealAddresses: boolean;
   /** Endpoints one API key (with its rotated successors) may register. */
   maxEndpointsPerKey: number;
   /** How long events are kept, in the feed and for delivery. */
@@ -521,6 +523,7 @@ export function loadConfig(env: Env = process.env): Config {
       secretKey: webhookSecretKey,
       allowedHosts: hostList(env, 'WEBHOOK_ALLOWED_HOSTS'),
       allowHttp: !production,
+      revealAddresses: !production,
       maxEndpointsPerKey: integer(env, 'WEBHOOK_MAX_ENDPOINTS', 20, 1, 1000),
       eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d', 60_000, 365 * 86_400_000),
       delivery: {

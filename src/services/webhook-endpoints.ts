@@ -73,7 +73,7 @@ export class UrlChecks {
 export function webhookSettings(config: WebhookConfig, secretKey: string, poolMax: number): WebhookSettings {
   return {
     box: new SecretBox(secretKey),
-    urlPolicy: { allowHttp: config.allowHttp, allowedHosts: config.allowedHosts },
+    urlPolicy: { allowHttp: config.allowHttp, allowedHosts: config.allowedHosts, revealAddresses: config.revealAddresses },
     maxEndpointsPerKey: config.maxEndpointsPerKey,
     urlChecks: new UrlChecks(poolMax),
   };

@@ -16,6 +16,13 @@ export interface UrlPolicy {
   allowHttp: boolean;
   /** Host names and addresses exempt from the address checks, lowercase, IPv6 without brackets. */
   allowedHosts: readonly string[];
+  /**
+   * Whether a refusal names the address a host resolved to (development). In production it does not,
+   * nor tells a host that does not resolve from one that resolves to a private address: anyone who
+   * may register an endpoint could otherwise map the service's own view of internal names
+   * (`db.internal` resolves to 10.0.0.5) one registration at a time.
+   */
+  revealAddresses?: boolean;
 }
 
 /** How ipaddr.js names each range that is refused, as an error says it. */
@@ -135,17 +142,20 @@ export async function urlRefusal(raw: string, policy: UrlPolicy, resolve: Resolv
   if (hasDotSegments(raw)) return 'must not contain . or .. path segments: write the path they lead to';
   const host = hostOf(form.url);
   if (policy.allowedHosts.includes(host) || ipaddr.isValid(host)) return undefined;
+  const reveal = policy.revealAddresses ?? true;
+  const unfit = `must point at a host that resolves to public addresses only (${host} does not)`;
   let addresses: string[];
   try {
     addresses = await resolve(host);
   } catch (error) {
     const timedOut = error instanceof Error && error.message === 'timeout';
-    return timedOut ? `host ${host} could not be resolved in time` : `host ${host} does not resolve to an address`;
+    if (timedOut) return `host ${host} could not be resolved in time`;
+    return reveal ? `host ${host} does not resolve to an address` : unfit;
   }
-  if (addresses.length === 0) return `host ${host} does not resolve to an address`;
+  if (addresses.length === 0) return reveal ? `host ${host} does not resolve to an address` : unfit;
   for (const address of addresses) {
     const refusal = addressRefusal(address);
-    if (refusal) return `must not point at ${host}, which resolves to ${address}, ${refusal}`;
+    if (refusal) return reveal ? `must not point at ${host}, which resolves to ${address}, ${refusal}` : unfit;
   }
   return undefined;
 }

@@ -49,6 +49,17 @@ describe('urlRefusal', () => {
     expect(await urlRefusal('https://slow.example/', policy, resolve)).toBe('host slow.example could not be resolved in time');
   });
 
+  it('in production, names neither the address a host resolved to nor whether it resolved at all', async () => {
+    const production = { ...policy, revealAddresses: false };
+    for (const host of ['rebinding.example', 'aws.example', 'gone.example', 'nothing.example']) {
+      expect(await urlRefusal(`https://${host}/`, production, resolve), host).toBe(
+        `must point at a host that resolves to public addresses only (${host} does not)`,
+      );
+    }
+    expect(await urlRefusal('https://slow.example/', production, resolve)).toBe('host slow.example could not be resolved in time');
+    expect(await urlRefusal('https://public.example/hooks', production, resolve)).toBeUndefined();
+  });
+
   it('lets a listed host through without asking the resolver', async () => {
     const refuse: Resolve = () => Promise.reject(new Error('must not be asked'));
     expect(await urlRefusal('https://hooks.internal.test/x', policy, refuse)).toBeUndefined();
