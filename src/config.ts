@@ -385,8 +385,11 @@ function cidrList(env: Env, name: string): string[] {
   });
 }
 
-/** Host names or IP addresses (IPv6 in brackets or not), comma-separated; kept lowercase, IPv6 without brackets. */
-/** PUBLIC_URL: an absolute http(s) URL without a query or fragment. */
+/**
+ * PUBLIC_URL: an absolute http(s) URL without a path, a query or a fragment. The service answers at
+ * the root of its host, and the links it sends (`Location`, those of `/` and `/docs`) start at `/`:
+ * behind a proxy that serves it under a path, clients would follow them out of it.
+ */
 function publicUrl(env: Env): string | undefined {
   const raw = env.PUBLIC_URL?.trim();
   if (!raw) return undefined;
@@ -401,7 +404,12 @@ function publicUrl(env: Env): string | undefined {
       `PUBLIC_URL must be the absolute http(s) URL clients reach the service at, like https://api.example.com (got "${raw}").`,
     );
   }
-  return url.href.replace(/\/$/, '');
+  if (url.pathname !== '/') {
+    throw new ConfigError(
+      `PUBLIC_URL must be an origin, without a path (got "${raw}"): Portico answers at the root of its host, and the links it sends (Location, /docs) start at /; serve it at the root of a host of its own.`,
+    );
+  }
+  return url.origin;
 }
 
 /** `a`, `a and b`, `a, b and c`. */
@@ -409,6 +417,7 @@ function listed(items: readonly string[]): string {
   return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
 }
 
+/** Host names or IP addresses (IPv6 in brackets or not), comma-separated; kept lowercase, IPv6 without brackets. */
 function hostList(env: Env, name: string): string[] {
   const raw = env[name]?.trim();
   if (!raw) return [];

@@ -25,6 +25,10 @@ describe('configuration', () => {
     [{ LOG_FORMAT: 'xml' }, /LOG_FORMAT must be one of json, pretty/],
     [{ PUBLIC_URL: 'api.example.com' }, /PUBLIC_URL must be the absolute http\(s\) URL/],
     [{ PUBLIC_URL: 'https://api.example.com/?x=1' }, /PUBLIC_URL must be the absolute http\(s\) URL/],
+    [
+      { PUBLIC_URL: 'https://api.example.com/portico' },
+      /PUBLIC_URL must be an origin, without a path \(got "https:\/\/api.example.com\/portico"\)/,
+    ],
     [{ DATABASE_URL: 'mysql://x@y/z' }, /DATABASE_URL must start with postgres:\/\//],
     [{ DATABASE_URL: 'not a url' }, /DATABASE_URL is not a valid URL/],
     [{ CURSOR_SECRET: 'short' }, /CURSOR_SECRET must be at least 32 characters/],
