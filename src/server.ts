@@ -25,6 +25,7 @@ import { scrubbedUrl, useApiKeys } from './plugins/api-key.ts';
 import { logLevelOf, maskError, useErrorLocations, useValidationErrorCodes, useWholeRequestDenials } from './plugins/error-masking.ts';
 import { useDocumentTransactions } from './plugins/document-transaction.ts';
 import { useOperationNameCheck } from './plugins/operation-name.ts';
+import { usePersistedQueryRefusal } from './plugins/persisted-queries.ts';
 import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
 import { answerClientError, answerConnect } from './http/client-errors.ts';
@@ -255,6 +256,7 @@ export function createApp(dependencies: AppDependencies): App {
         useGraphQLMediaTypes(),
         useGetParameterChecks(),
         useOperationNameCheck(),
+        usePersistedQueryRefusal(),
         useScopeCacheRelease(),
         // Before the body limit, which wraps the parser this sets for a body of no declared length.
         usePostBodies(),

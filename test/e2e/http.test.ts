@@ -75,6 +75,25 @@ describe('GraphQL over HTTP', () => {
     expect([response.status, response.headers.get('content-type')?.split(';')[0]]).toEqual([status, type]);
   });
 
+  it('refuses a persisted query sent by its hash alone with the message persisted-query links read as "not supported", and runs one sent with its document', async () => {
+    const persistedQuery = { version: 1, sha256Hash: 'ecf4edb46db40b5132295c0291d62fb65d6759a9eedfa4d5d612dd5ec54a6b38' };
+    const byHash = await server.fetch(`/graphql?extensions=${encodeURIComponent(JSON.stringify({ persistedQuery }))}`, {
+      headers: { accept: 'application/graphql-response+json' },
+    });
+    const refused = (await byHash.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    expect([byHash.status, refused.errors[0]?.message, refused.errors[0]?.extensions.code]).toEqual([
+      400,
+      'PersistedQueryNotSupported',
+      'BAD_USER_INPUT',
+    ]);
+    const withDocument = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }', extensions: { persistedQuery } }),
+    });
+    expect([withDocument.status, await withDocument.json()]).toEqual([200, { data: { __typename: 'Query' } }]);
+  });
+
   it('writes a refusal before execution in the type Accept prefers, a type given q=0 never', async () => {
     for (const [accept, type] of [
       ['application/graphql-response+json;q=0, application/json', 'application/json'],
