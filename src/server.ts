@@ -31,9 +31,9 @@ import { useGraphQLTracing } from './plugins/tracing.ts';
 import { answerClientError, answerConnect } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
-import { targetProblem } from './http/request-target.ts';
+import { asksAboutServer, targetProblem } from './http/request-target.ts';
 import { listenOn } from './net/listen.ts';
-import { refusalParts } from './refusals.ts';
+import { allowHeader, refusalParts } from './refusals.ts';
 import { useBodyLimit } from './plugins/body-limit.ts';
 import { limitConnectionsPerClient } from './http/connection-limits.ts';
 import { usePostBodies } from './plugins/post-bodies.ts';
@@ -99,6 +99,8 @@ export const GRAPHIQL_HEADERS = '{\n  "x-api-key": "paste-your-api-key-here"\n}'
 
 /** /ready answers within this, whatever the pool does. */
 const READINESS_CHECK_MS = 1500;
+/** What `OPTIONS *` answers: every method some path of the service is served by. */
+const SERVER_METHODS = allowHeader(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
 
 /** How often a shutdown closes the kept-alive connections idle then (a tenth of the grace, at most this). */
 const IDLE_SWEEP_MAX_MS = 1000;
@@ -343,6 +345,10 @@ export function createApp(dependencies: AppDependencies): App {
             'request',
           );
         });
+      }
+      if (wrongTarget !== undefined && asksAboutServer(req)) {
+        res.writeHead(204, { allow: SERVER_METHODS }).end();
+        return;
       }
       if (wrongTarget !== undefined) {
         const answer = refusalParts((req.url ?? '').split('?')[0]!, String(req.headers.accept ?? ''), {

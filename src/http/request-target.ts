@@ -26,6 +26,27 @@ function isHost(value: string): boolean {
   return true;
 }
 
+/** An escaped unreserved character (RFC 3986 §2.3: letters, digits, `-`, `.`, `_`, `~`). */
+const ESCAPED_UNRESERVED = /%(2[DdEe]|3\d|4[1-9A-Fa-f]|5[0-9Aa]|5[Ff]|6[1-9A-Fa-f]|7[0-9Aa]|7[Ee])/g;
+
+/**
+ * The path with escaped unreserved characters written plainly, as RFC 3986 §6.2.2.2 makes them the
+ * same URI: `/%75sers` is `/users`. Routes match paths as written, so `/%75sers` was 404 where
+ * `/users/%75sr_…` (an id, decoded) was found. The query is left as sent: its values are decoded
+ * where they are read.
+ */
+function withUnreservedDecoded(target: string): string {
+  const query = target.indexOf('?');
+  const path = query < 0 ? target : target.slice(0, query);
+  const decoded = path.replace(ESCAPED_UNRESERVED, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return query < 0 ? decoded : decoded + target.slice(query);
+}
+
+/** Whether the request asks about the server as a whole (`OPTIONS *`, RFC 9110 §9.3.7). */
+export function asksAboutServer(req: IncomingMessage): boolean {
+  return req.method === 'OPTIONS' && req.url === '*';
+}
+
 /**
  * Puts an absolute-form target into origin form (its authority into Host), and says what is wrong
  * with the request's target or Host, if anything is.
@@ -44,6 +65,7 @@ export function targetProblem(req: IncomingMessage): string | undefined {
     return undefined;
   }
   if (!target.startsWith('/')) return 'The request target must be a path beginning with /.';
+  if (target.includes('%')) req.url = withUnreservedDecoded(target);
   const hosts = req.headersDistinct.host ?? [];
   if (hosts.length > 1) return `Send one Host header, not ${hosts.length}.`;
   const [host] = hosts;

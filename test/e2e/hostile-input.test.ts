@@ -253,6 +253,23 @@ describe('field names that are also JavaScript names', () => {
   });
 });
 
+describe('request targets', () => {
+  it('answers OPTIONS * (the server as a whole) with 204 and every method it serves, without a key', async () => {
+    const response = parseRaw(await raw('OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'));
+    expect([response.status, response.headers.allow, response.body]).toEqual([204, 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS', '']);
+    // Any other method with an asterisk is still no path.
+    expect(parseRaw(await raw('GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')).status).toBe(400);
+  });
+
+  it('routes a path whose unreserved characters are escaped as the same path (RFC 3986 §6.2.2.2)', async () => {
+    const plain = await server.fetch('/users?limit=1');
+    const escaped = await server.fetch('/%75sers?limit=1');
+    expect([escaped.status, await escaped.json()]).toEqual([plain.status, await plain.json()]);
+    // A reserved character escaped stays escaped: `%2F` is not a path separator.
+    expect((await server.fetch('/users%2Fx')).status).toBe(404);
+  });
+});
+
 describe('requests Node refuses before the service sees them', () => {
   it('answers headers over the size limit with 431 Problem Details', async () => {
     const response = parseRaw(
