@@ -26,6 +26,7 @@ import { logLevelOf, maskError, useErrorLocations, useValidationErrorCodes, useW
 import { useDocumentTransactions } from './plugins/document-transaction.ts';
 import { useOperationNameCheck } from './plugins/operation-name.ts';
 import { usePersistedQueryRefusal } from './plugins/persisted-queries.ts';
+import { useVaryOrigin } from './plugins/vary-origin.ts';
 import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
 import { answerClientError, answerConnect } from './http/client-errors.ts';
@@ -217,6 +218,7 @@ export function createApp(dependencies: AppDependencies): App {
         closingAnswers,
         useUrlLimit(),
         useOptions(config.graphiql),
+        useVaryOrigin(config.corsOrigins),
         useGraphiQLAssets(config.graphiql),
         useServiceIndex(VERSION),
         useOpenApiDocument(VERSION, config.publicUrl, config.trustProxy),
@@ -305,11 +307,8 @@ export function createApp(dependencies: AppDependencies): App {
       // Every answer belongs to the key that asked for it. A shared cache may store a 200 or a 404 it
       // is told nothing about (RFC 9111 §4.2.2), and `x-api-key` is not `Authorization`, whose answers
       // caches keep to themselves; so each answer forbids storing unless it says otherwise (the public
-      // GraphiQL assets, kept a day: headers an answer sets win over these).
+      // assets, stored and revalidated by their ETag: headers an answer sets win over these).
       res.setHeader('cache-control', 'no-store');
-      // Whether an answer carries CORS fields depends on the Origin asked from: a cache that keeps one
-      // (the public assets) must not give it to another origin.
-      if (config.corsOrigins.length > 0) res.setHeader('vary', 'Origin');
       if (draining) res.setHeader('connection', 'close');
       const wrongTarget = targetProblem(req);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.

@@ -3,23 +3,26 @@
 // files rather than inlined, so the page itself stays small. It is some 25 MB of strings, so it is
 // loaded when GraphiQL is first asked for, and never where GraphiQL is off (production's default).
 import type { GraphiQLOptions } from 'graphql-yoga';
+import { assetResponse, prepareAsset, type PreparedAsset, type StaticAsset } from '../http/static-assets.ts';
 import { GRAPHIQL_ASSETS_PATH } from '../paths.ts';
 import { refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
 type Bundle = typeof import('@graphql-yoga/render-graphiql/graphiql');
-let bundle: Promise<Bundle> | undefined;
-const loadBundle = () => (bundle ??= import('@graphql-yoga/render-graphiql/graphiql'));
+const loadBundle = (): Promise<Bundle> => import('@graphql-yoga/render-graphiql/graphiql');
+let prepared: Promise<Map<string, PreparedAsset>> | undefined;
+const loadAssets = () => (prepared ??= loadBundle().then(prepareAll));
 
-function assetOf(loaded: Bundle, name: string): { body: string; type: string } | undefined {
-  const assets: Record<string, { body: string; type: string }> = {
-    'graphiql.js': { body: loaded.js, type: 'text/javascript; charset=utf-8' },
+async function prepareAll(loaded: Bundle): Promise<Map<string, PreparedAsset>> {
+  const js = 'text/javascript; charset=utf-8';
+  const assets: Record<string, StaticAsset> = {
+    'graphiql.js': { body: loaded.js, type: js },
     'graphiql.css': { body: loaded.css, type: 'text/css; charset=utf-8' },
-    'editor.worker.js': { body: loaded.editorWorkerService, type: 'text/javascript; charset=utf-8' },
-    'json.worker.js': { body: loaded.jsonWorker, type: 'text/javascript; charset=utf-8' },
-    'graphql.worker.js': { body: loaded.graphqlWorker, type: 'text/javascript; charset=utf-8' },
+    'editor.worker.js': { body: loaded.editorWorkerService, type: js },
+    'json.worker.js': { body: loaded.jsonWorker, type: js },
+    'graphql.worker.js': { body: loaded.graphqlWorker, type: js },
   };
-  return Object.hasOwn(assets, name) ? assets[name] : undefined;
+  return new Map(await Promise.all(Object.entries(assets).map(async ([name, asset]) => [name, await prepareAsset(asset)] as const)));
 }
 
 export function useGraphiQLAssets(enabled: boolean): ServerPlugin {
@@ -27,11 +30,11 @@ export function useGraphiQLAssets(enabled: boolean): ServerPlugin {
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       if (!url.pathname.startsWith(GRAPHIQL_ASSETS_PATH) || (request.method !== 'GET' && request.method !== 'HEAD')) return;
-      return loadBundle().then((loaded) => {
-        const asset = assetOf(loaded, url.pathname.slice(GRAPHIQL_ASSETS_PATH.length));
+      return loadAssets().then((assets) => {
+        const asset = assets.get(url.pathname.slice(GRAPHIQL_ASSETS_PATH.length));
         endResponse(
           asset
-            ? new fetchAPI.Response(asset.body, { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' } })
+            ? assetResponse(request, asset, fetchAPI.Response)
             : refuse(request, { kind: 'not-found', detail: `Nothing is at ${url.pathname}.` }),
         );
       });

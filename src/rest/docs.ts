@@ -8,6 +8,7 @@ import path from 'node:path';
 import { problem } from '../errors.ts';
 import { DOCS_PATH as PAGE, OPENAPI_PATH } from '../paths.ts';
 import { problemResponse } from './problem-details.ts';
+import { assetResponse, prepareAsset, type PreparedAsset, type StaticAsset } from '../http/static-assets.ts';
 import type { ServerPlugin } from '../plugins/server-context.ts';
 
 const PREFIX = `${PAGE}/assets/`;
@@ -39,28 +40,27 @@ const PAGE_HEADERS = {
     "default-src 'self'; img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
 };
 
-type Assets = Record<string, { body: string | Uint8Array<ArrayBuffer>; type: string }>;
-
-function loadAssets(dist: string, openApiPath: string): Assets {
+async function loadAssets(dist: string, openApiPath: string): Promise<Map<string, PreparedAsset>> {
   const file = (name: string) => path.join(dist, name);
   // The source maps are not served; without the comment, browser tools do not ask for them.
   const text = (name: string) => readFileSync(file(name), 'utf8').replace(/\/\*# sourceMappingURL=\S+ ?\*\/\s*$/, '');
   const init = `window.ui = SwaggerUIBundle(${JSON.stringify({ url: openApiPath, dom_id: '#swagger-ui', deepLinking: true, validatorUrl: null })});\n`;
-  return {
+  const assets: Record<string, StaticAsset> = {
     'swagger-ui-bundle.js': { body: text('swagger-ui-bundle.js'), type: JS },
     'swagger-ui.css': { body: text('swagger-ui.css'), type: CSS },
     'index.css': { body: text('index.css'), type: CSS },
-    'favicon-32x32.png': { body: Uint8Array.from(readFileSync(file('favicon-32x32.png'))), type: 'image/png' },
+    'favicon-32x32.png': { body: readFileSync(file('favicon-32x32.png')), type: 'image/png' },
     'init.js': { body: init, type: JS },
   };
+  return new Map(await Promise.all(Object.entries(assets).map(async ([name, asset]) => [name, await prepareAsset(asset)] as const)));
 }
 
 /** Serves the API reference at GET /docs, rendering the OpenAPI document the service serves. */
 export function useApiDocs(): ServerPlugin {
   // Found at startup, so a missing package fails the boot rather than the first reader; read when
-  // first asked for, since the bundle is some 4 MB of strings most instances never serve.
+  // first asked for (and compressed then), since the bundle is some 4 MB most instances never serve.
   const dist = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-  let loaded: Assets | undefined;
+  let loaded: Promise<Map<string, PreparedAsset>> | undefined;
   return {
     onRequest({ request, url, endResponse, fetchAPI }) {
       const { pathname } = url;
@@ -71,16 +71,14 @@ export function useApiDocs(): ServerPlugin {
       } else if (pathname === `${PAGE}/`) {
         endResponse(new fetchAPI.Response(null, { status: 301, headers: { location: PAGE } }));
       } else if (pathname.startsWith(PREFIX)) {
-        const name = pathname.slice(PREFIX.length);
-        const assets = (loaded ??= loadAssets(dist, OPENAPI_PATH));
-        const asset = Object.hasOwn(assets, name) ? assets[name] : undefined;
-        endResponse(
-          asset
-            ? new fetchAPI.Response(head ? null : asset.body, {
-                headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
-              })
-            : problemResponse({ ...problem('not-found', `Nothing is at ${pathname}.`), instance: pathname }),
-        );
+        return (loaded ??= loadAssets(dist, OPENAPI_PATH)).then((assets) => {
+          const asset = assets.get(pathname.slice(PREFIX.length));
+          endResponse(
+            asset
+              ? assetResponse(request, asset, fetchAPI.Response)
+              : problemResponse({ ...problem('not-found', `Nothing is at ${pathname}.`), instance: pathname }),
+          );
+        });
       }
     },
   };

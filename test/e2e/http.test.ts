@@ -1,5 +1,6 @@
 import http from 'node:http';
 import net from 'node:net';
+import { gunzipSync } from 'node:zlib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { match } from '../support/match.ts';
@@ -140,8 +141,38 @@ describe('caching', () => {
     expect(await stream.text()).toContain('"__typename":"Query"');
     const page = await fetch(`${server.url}/graphql`, { headers: { accept: 'text/html' } });
     const asset = /(?:src|href)="(\/graphiql\/assets\/[^"]+)"/.exec(await page.text())![1]!;
-    expect((await fetch(`${server.url}${asset}`)).headers.get('cache-control')).toBe('public, max-age=86400');
+    expect((await fetch(`${server.url}${asset}`)).headers.get('cache-control')).toBe('public, no-cache');
   });
+
+  it.each(['/graphiql/assets/graphiql.js', '/docs/assets/swagger-ui-bundle.js'])(
+    'serves %s compressed to a client that takes gzip, with an ETag it revalidates against (304 while unchanged)',
+    async (path) => {
+      const plain = await fetch(`${server.url}${path}`, { headers: { 'accept-encoding': 'identity' } });
+      const plainBytes = Buffer.from(await plain.arrayBuffer());
+      const etag = plain.headers.get('etag');
+      expect([plain.status, plain.headers.get('content-encoding'), plain.headers.get('vary')]).toEqual([200, null, 'Accept-Encoding']);
+      expect(etag).toMatch(/^"[\w-]+"$/);
+
+      // fetch takes gzip and decodes it; the raw bytes are read through node:http.
+      const compressed = await new Promise<{ status: number; headers: http.IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
+        http
+          .get(`${server.url}${path}`, { headers: { 'accept-encoding': 'gzip, deflate, br' } }, (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, bytes: Buffer.concat(chunks) }));
+          })
+          .on('error', reject);
+      });
+      expect([compressed.status, compressed.headers['content-encoding'], compressed.headers.etag]).toEqual([200, 'gzip', etag]);
+      expect(compressed.bytes.length).toBeLessThan(plainBytes.length / 2);
+      expect(gunzipSync(compressed.bytes).equals(plainBytes)).toBe(true);
+
+      const revalidated = await fetch(`${server.url}${path}`, { headers: { 'if-none-match': etag! } });
+      expect([revalidated.status, (await revalidated.arrayBuffer()).byteLength, revalidated.headers.get('etag')]).toEqual([304, 0, etag]);
+      const other = await fetch(`${server.url}${path}`, { headers: { 'if-none-match': '"another"', 'accept-encoding': 'gzip;q=0' } });
+      expect([other.status, other.headers.get('content-encoding')]).toEqual([200, null]);
+    },
+  );
 });
 
 describe('request ids', () => {
@@ -552,8 +583,8 @@ describe('CORS', () => {
         const asset = await fetch(`${cors.url}/graphiql/assets/graphiql.css`, { headers: origin ? { origin } : {} });
         expect([asset.status, asset.headers.get('cache-control'), asset.headers.get('vary')], origin).toEqual([
           200,
-          'public, max-age=86400',
-          'Origin',
+          'public, no-cache',
+          'Accept-Encoding, Origin',
         ]);
       }
 
