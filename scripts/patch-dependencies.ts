@@ -85,9 +85,33 @@ const JIT_ABSENT_VARIABLE_FIELDS: Patch = {
       if (fieldNode.value.kind !== "Variable") coercedObj[field.name] = fieldValue.value;`,
 };
 
+/**
+ * graphql-jit collects a selection set's fields with a stack: the fields of a fragment (spread or
+ * inline) came after the fields beside it, and of two fragments the second first, where graphql-js
+ * collects them in document order (spec §6.3.2 CollectFields), which the response keeps (§7.2.2):
+ * `{ ...F id }` with `F { name }` was answered `{"id", "name"}`. Relay and Apollo documents are
+ * mostly fragments; a client comparing responses, or a snapshot test, saw every one reordered. A
+ * fragment's fields are now collected when the fragment is met.
+ */
+const JIT_FIELD_ORDER: Patch[] = ['selection', 'fragment'].map((source) => ({
+  files: ['graphql-jit/dist/ast.js', 'graphql-jit/dist/ast.mjs'],
+  from: `          stack.push({
+            selectionSet: ${source}.selectionSet,
+            parentResponsePath: parentResponsePath2,
+            previousShouldInclude: joinShouldIncludeCompilations(
+              // \`should include\`s from previous fragments
+              previousShouldInclude2,
+              // current fragment's shouldInclude
+              [compiledSkipInclude]
+            )
+          });`,
+  to: `          // ${MARK}: collected at once, in document order.
+          collectFieldsImpl(compilationContext, runtimeType, ${source}.selectionSet, fields, visitedFragmentNames, joinShouldIncludeCompilations(previousShouldInclude2, [compiledSkipInclude]), parentResponsePath2);`,
+}));
+
 const modules = path.join(path.dirname(import.meta.dirname), 'node_modules');
 
-for (const patch of [JIT_SERIAL_FUNCTIONS, JIT_SERIAL_STATE, JIT_SERIAL_USE, JIT_ABSENT_VARIABLE_FIELDS]) {
+for (const patch of [JIT_SERIAL_FUNCTIONS, JIT_SERIAL_STATE, JIT_SERIAL_USE, JIT_ABSENT_VARIABLE_FIELDS, ...JIT_FIELD_ORDER]) {
   for (const file of patch.files) {
     const at = path.join(modules, file);
     const text = readFileSync(at, 'utf8');

@@ -461,3 +461,27 @@ describe('one mutation whose answer fails after its write', () => {
     expect(await ordersOf(user.id)).toBe(1);
   });
 });
+
+describe('response field order', () => {
+  it('keeps the order of the document, fragments where they stand (spec §6.3.2, §7.2.2)', async () => {
+    const user = await createUser();
+    const keysOf = async (query: string) => {
+      const response = await server.fetch('/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query, variables: { id: user.id } }),
+      });
+      const { data } = (await response.json()) as { data: { user: Record<string, unknown> } };
+      return Object.keys(data.user);
+    };
+    expect(await keysOf('query ($id: ID!) { user(id: $id) { ...F id } } fragment F on User { name }')).toEqual(['name', 'id']);
+    expect(
+      await keysOf('query ($id: ID!) { user(id: $id) { ...A ...B } } fragment A on User { email } fragment B on User { name }'),
+    ).toEqual(['email', 'name']);
+    expect(await keysOf('query ($id: ID!) { user(id: $id) { id ... on User { name } email ... on Node { id } } }')).toEqual([
+      'id',
+      'name',
+      'email',
+    ]);
+  });
+});
