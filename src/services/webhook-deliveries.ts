@@ -10,7 +10,7 @@ import type { CursorCodec } from '../pagination/cursor.ts';
 import { cursorOf, pageOf, positionAfter, type Keyset } from '../pagination/keyset.ts';
 import { PAGE_SIZE } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
-import { endpointNotFound, findEndpoint, type EndpointOwner } from './webhook-endpoints.ts';
+import { endpointNotFound, findEndpoint, type EndpointOwner, type EndpointRecord } from './webhook-endpoints.ts';
 import { DELIVERIES_CHANNEL } from '../webhooks/delivery-notifier.ts';
 
 export interface AttemptRecord {
@@ -27,7 +27,7 @@ export interface DeliveryRecord {
   eventId: string;
   eventType: string;
   status: DeliveryState;
-  /** When the next attempt is due; null once it succeeded or went to the dead-letter queue. */
+  /** When the next attempt is due; null once it succeeded or went to the dead-letter queue, and while its endpoint is disabled. */
   nextAttemptAt: number | null;
   createdAt: number;
   finishedAt: number | null;
@@ -115,8 +115,19 @@ const RESEND_DEAD = statement(
      pg_notify('${DELIVERIES_CHANNEL}', '')`,
 );
 
-async function mustOwn(em: EntityManager, owner: EndpointOwner, endpointId: string): Promise<void> {
-  if (!(await findEndpoint(em, owner, endpointId))) throw endpointNotFound(owner, endpointId);
+/** The endpoint, if `owner` may see it; else NOT_FOUND. */
+async function mustOwn(em: EntityManager, owner: EndpointOwner, endpointId: string): Promise<EndpointRecord> {
+  const endpoint = await findEndpoint(em, owner, endpointId);
+  if (!endpoint) throw endpointNotFound(owner, endpointId);
+  return endpoint;
+}
+
+/**
+ * Deliveries as they stand at `endpoint`: while it is disabled, those waiting have no next attempt
+ * due (they wait until it is enabled again), where their due time, soon past, read as an overdue retry.
+ */
+function asHeldBy<T extends { nextAttemptAt: number | null }>(endpoint: EndpointRecord, rows: T[]): T[] {
+  return endpoint.enabled ? rows : rows.map((row) => ({ ...row, nextAttemptAt: null }));
 }
 
 /** Each delivery with its attempts, from one more statement for the whole page. */
@@ -142,7 +153,7 @@ export async function listDeliveries(
   const status = args.status == null ? undefined : check.oneOf('status', DELIVERY_STATES, args.status);
   const limit = check.pageSize('limit', args.limit, PAGE_SIZE);
   check.done();
-  await mustOwn(em, owner, endpointId!);
+  const endpoint = await mustOwn(em, owner, endpointId!);
   const keyset: Keyset<Omit<DeliveryRecord, 'attempts'>> = {
     scope: `deliveries/${endpointId}/${status ?? 'all'}`,
     keyType: 'text',
@@ -157,7 +168,10 @@ export async function listDeliveries(
     limit! + 1,
   ]);
   const { items, hasMore } = pageOf(rows, limit!);
-  return { items: await withAttempts(sql, endpointId!, items), nextCursor: hasMore ? cursorOf(keyset, cursors, items.at(-1)!) : null };
+  return {
+    items: await withAttempts(sql, endpointId!, asHeldBy(endpoint, items)),
+    nextCursor: hasMore ? cursorOf(keyset, cursors, items.at(-1)!) : null,
+  };
 }
 
 /** Re-sends one delivery: a new series of attempts for the same event. */
@@ -172,13 +186,13 @@ export async function resendDelivery(
   check.id('webhookEndpoint', 'endpointId', endpointId);
   check.id('event', 'eventId', eventId);
   check.done();
-  await mustOwn(em, owner, endpointId);
+  const endpoint = await mustOwn(em, owner, endpointId);
   const [resent] = await sql.rows<{ n: number }>(RESEND, [endpointId, eventId]);
   const [delivery] = await sql.rows<Omit<DeliveryRecord, 'attempts'>>(DELIVERY, [endpointId, eventId]);
   if (!delivery) throw new NotFoundError(`Event ${eventId} has no delivery to webhook endpoint ${endpointId}.`);
   if (resent!.n === 0)
     throw new ConflictError(`Event ${eventId} is being delivered to ${endpointId} right now; try again once the attempt is over.`);
-  return (await withAttempts(sql, endpointId, [delivery]))[0]!;
+  return (await withAttempts(sql, endpointId, asHeldBy(endpoint, [delivery])))[0]!;
 }
 
 /** Re-sends every dead delivery of an endpoint (that went dead within [from, to) when given); returns how many. */

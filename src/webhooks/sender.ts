@@ -69,6 +69,8 @@ interface AttemptResponse {
   statusCode: number;
   retryAfter: string | undefined;
   kept: Buffer[];
+  /** What cut the response short after its status came (the connection closed, the time ran out). */
+  brokenBy?: Error;
 }
 
 /**
@@ -86,8 +88,9 @@ function post(agent: Agent, url: URL, headers: Record<string, string>, body: str
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (error) reject(error);
-      else resolve(response);
+      // A status that came is kept with what broke the answer after it: the receiver did answer.
+      if (error && response.statusCode === 0) reject(error);
+      else resolve(error ? { ...response, brokenBy: error } : response);
     };
     const timer = setTimeout(() => {
       const error = new DOMException(`no complete answer within ${timeoutMs} ms`, 'TimeoutError');
@@ -169,13 +172,20 @@ export class WebhookSender {
         body,
         this.#timeoutMs,
       );
-      const { statusCode, kept } = response;
-      const ok = statusCode >= 200 && statusCode < 300;
+      const { statusCode, kept, brokenBy } = response;
+      // An answer cut short is no success, whatever its status: the receiver may not have finished.
+      const ok = brokenBy === undefined && statusCode >= 200 && statusCode < 300;
       const retryAfter = statusCode === 429 || statusCode === 503 ? retryAfterMs(response.retryAfter ?? '') : undefined;
       return {
         ok,
         statusCode,
-        error: ok ? null : statusCode >= 300 && statusCode < 400 ? 'redirect (not followed)' : `HTTP ${statusCode}`,
+        error: brokenBy
+          ? `HTTP ${statusCode}, then ${errorKind(brokenBy)}`
+          : ok
+            ? null
+            : statusCode >= 300 && statusCode < 400
+              ? 'redirect (not followed)'
+              : `HTTP ${statusCode}`,
         // As text PostgreSQL can store: NUL bytes go (a receiver's body could otherwise stall the record).
         responseBody: kept.length > 0 ? Buffer.concat(kept).toString('utf8').replaceAll('\u0000', '') : null,
         durationMs: took(),

@@ -287,15 +287,18 @@ describe('what a receiver can do wrong', () => {
   }
 
   it.each([
-    ['a time-out', { hang: true } as const, /timed out/],
-    ['a reset connection', { reset: true } as const, /ECONNRESET|socket|closed/i],
-    ['a body too slow to finish', { slowBody: true } as const, /timed out/],
-    ['a redirect, not followed', { status: 302, headers: { location: '/elsewhere' } }, /redirect \(not followed\)/],
-    ['a 500', { status: 500 }, /HTTP 500/],
-  ])('%s fails the attempt and the next one delivers', async (_name, first, error) => {
+    ['a time-out', { hang: true } as const, /timed out/, null, null],
+    ['a reset connection', { reset: true } as const, /ECONNRESET|socket|closed/i, null, null],
+    // The status and the start of the body came: they are recorded with what cut the answer short.
+    ['a body too slow to finish', { slowBody: true } as const, /^HTTP 200, then timed out$/, 200, 'partial'],
+    ['a connection closed mid-body', { cut: true } as const, /^HTTP 200, then .*(socket|closed)/i, 200, 'partial'],
+    ['a redirect, not followed', { status: 302, headers: { location: '/elsewhere' } }, /redirect \(not followed\)/, 302, null],
+    ['a 500', { status: 500 }, /HTTP 500/, 500, null],
+  ])('%s fails the attempt and the next one delivers', async (_name, first, error, statusCode, body) => {
     const { delivery } = await firstAnswered(first);
     expect(delivery.attempts.map((a) => a.number)).toEqual([1, 2]);
     expect(delivery.attempts[0]!.error).toMatch(error);
+    expect([delivery.attempts[0]!.statusCode, delivery.attempts[0]!.responseBody]).toEqual([statusCode, body]);
     expect(receiver.received.some((r) => r.path === '/elsewhere')).toBe(false);
   });
 
@@ -334,6 +337,28 @@ describe('what a receiver can do wrong', () => {
       contentType: 'application/merge-patch+json',
     });
     expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null });
+  });
+
+  it('a delivery waiting for an endpoint that a 410 disabled shows no attempt due until it is enabled again', async () => {
+    const endpoint = await register(server, receiver, ['USER_CREATED']);
+    // The first event's attempt is deferred an hour; the second's answers 410.
+    let answered = 0;
+    receiver.answer = answerAt(endpoint, () => (answered++ === 0 ? { status: 429, headers: { 'retry-after': '3600' } } : { status: 410 }));
+    await createUser();
+    const waiting = await settledDelivery(endpoint.id, 'user.created', 'failed');
+    expect(waiting.nextAttemptAt).not.toBeNull();
+    await createUser();
+    await eventually(async () => (await deliveries(endpoint.id, '?status=dead')).length === 1, 'the second delivery is dead', 15_000);
+    receiver.answer = () => ({ status: 200 });
+    const held = (await deliveries(endpoint.id, '?status=failed')).find((d) => d.eventId === waiting.eventId);
+    // Its due time would soon read as an overdue retry, where nothing is scheduled while the endpoint is disabled.
+    expect([held?.status, held?.nextAttemptAt]).toEqual(['failed', null]);
+    await rest(server, 'PATCH', `/webhook-endpoints/${endpoint.id}`, {
+      json: { enabled: true },
+      contentType: 'application/merge-patch+json',
+    });
+    const again = (await deliveries(endpoint.id, '?status=failed')).find((d) => d.eventId === waiting.eventId);
+    expect(again?.nextAttemptAt).toBe(waiting.nextAttemptAt);
   });
 
   it('an endpoint whose URL points inside the network is refused again at delivery time', async () => {

@@ -18,6 +18,8 @@ export type Answer =
   | { hang: true }
   | { reset: true }
   | { slowBody: true }
+  /** 200 and the start of its body, then the connection closed. */
+  | { cut: true }
   /** `status` once `until` settles. */
   | { until: Promise<void>; status: number };
 
@@ -71,6 +73,9 @@ export async function startReceiver(): Promise<Receiver> {
         request.socket.destroy();
       } else if ('until' in answer) {
         void answer.until.then(() => response.writeHead(answer.status).end());
+      } else if ('cut' in answer) {
+        response.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100' });
+        response.write('partial', () => request.socket.destroy());
       } else if ('slowBody' in answer) {
         response.writeHead(200, { 'content-type': 'text/plain' });
         response.write('partial');

@@ -41,12 +41,13 @@ const WebhookDeliveryRef = builder.objectRef<DeliveryRecord>('WebhookDelivery').
     eventId: t.exposeID('eventId', { description: 'The event delivered (`evt_…`).' }),
     eventType: t.exposeString('eventType', { description: 'Its type (`ping` for the event that greets a new endpoint).' }),
     status: t.exposeString('status', {
-      description: `One of ${STATES}: \`failed\` has another attempt scheduled; \`dead\` is in the dead-letter queue, re-sent only by hand.`,
+      description: `One of ${STATES}: \`failed\` has another attempt scheduled (held while its endpoint is disabled); \`dead\` is in the dead-letter queue, re-sent only by hand.`,
     }),
     nextAttemptAt: t.expose('nextAttemptAt', {
       type: 'DateTime',
       nullable: true,
-      description: 'When the next attempt is due; null once it succeeded or went dead.',
+      description:
+        'When the next attempt is due; null once it succeeded or went dead, and while its endpoint is disabled (it waits until the endpoint is enabled again).',
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime', description: 'When the delivery was queued (with its event).' }),
     finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true, description: 'When it succeeded or went dead.' }),
