@@ -8,6 +8,8 @@
 // of a deleted user. An advisory lock needs no transaction id: waited for before the first write, it
 // makes a change's id younger than that of every change to the user it waited for.
 
+import { prepared } from './prepared.ts';
+
 /** The advisory locks' class, their first key; the second is the user id's hash (a shared hash only makes two users wait for each other). */
 const USERS = 1;
 
@@ -16,3 +18,15 @@ export const lockUser = (parameter: string) => `pg_advisory_xact_lock(${USERS}, 
 
 /** The same lock, shared: taken by changes that may run beside each other but not beside the user's update or deletion. */
 export const lockUserShared = (parameter: string) => `pg_advisory_xact_lock_shared(${USERS}, hashtext(${parameter}))`;
+
+/**
+ * Locks every user of `$1` (text[]) alone, in the array's order, in one statement: a document of
+ * several mutations takes, before its first write, the locks of every user it names (sorted, so that
+ * two documents take theirs in one order and never wait for each other in a circle). Taken mutation
+ * by mutation, a later one waited for its user after an earlier one had written, with the transaction
+ * id already given, and its change came before, in the feed, changes that had taken effect first.
+ */
+export const LOCK_USERS = prepared(
+  'lock_users',
+  `select count(*)::int as n from (select ${lockUser('u')} from unnest($1::text[]) as u) as held`,
+);

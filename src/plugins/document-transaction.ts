@@ -9,6 +9,7 @@
 import {
   Kind,
   OperationTypeNode,
+  getArgumentValues,
   getNamedType,
   isLeafType,
   isObjectType,
@@ -20,7 +21,10 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
+import { isId } from '../db/ids.ts';
 import type { EntityManager } from '../db/orm.ts';
+import { runPrepared } from '../db/prepared.ts';
+import { LOCK_USERS } from '../db/user-locks.ts';
 import { maskError } from './error-masking.ts';
 import { rootFields, type RootFields } from './root-fields.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
@@ -37,14 +41,32 @@ export function useDocumentTransactions(base: EntityManager): ServerPlugin {
       const { document, operationName, schema } = executionArgs(args);
       const root = rootFields(document, operationName);
       if (root?.operation.operation !== OperationTypeNode.MUTATION) return;
-      if (root.fields.length > 1) context.severalMutations = true;
-      if (context.idempotency?.write || !mayFailAfterWriting(schema, document, root)) return;
+      const several = root.fields.length > 1;
+      if (several) context.severalMutations = true;
+      const keyed = context.idempotency?.write;
+      if (keyed) {
+        // The key's transaction is the document's: its users are locked there.
+        if (several)
+          setExecuteFn(async (execution: ExecutionArgs) => {
+            try {
+              await runPrepared(keyed.statements, LOCK_USERS, [usersNamed(schema, root, execution.variableValues)]);
+            } catch (error) {
+              return { data: null, errors: [maskError(error)] };
+            }
+            // Envelop types execution's answer loosely; without @defer or @stream it is one result.
+            // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
+            return (await executeFn(execution)) as ExecutionResult;
+          });
+        return;
+      }
+      if (!mayFailAfterWriting(schema, document, root)) return;
       setExecuteFn(async (execution: ExecutionArgs) => {
         const transaction = base.fork();
         await transaction.begin();
         context.documentTransaction = transaction;
         let result: ExecutionResult;
         try {
+          if (several) await runPrepared(transaction, LOCK_USERS, [usersNamed(schema, root, execution.variableValues)]);
           // Envelop types execution's answer loosely; without @defer or @stream it is one result.
           // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
           result = (await executeFn(execution)) as ExecutionResult;
@@ -66,6 +88,31 @@ export function useDocumentTransactions(base: EntityManager): ServerPlugin {
       });
     },
   };
+}
+
+/**
+ * The users a document's mutations name in their arguments (any value that is a user id, however
+ * deep), sorted: the users it may change. An argument execution will refuse names none.
+ */
+function usersNamed(schema: GraphQLSchema, root: RootFields, variables: ExecutionArgs['variableValues']): string[] {
+  const mutations = schema.getMutationType()?.getFields() ?? {};
+  const users = new Set<string>();
+  const collect = (value: unknown): void => {
+    if (typeof value === 'string') {
+      if (isId('user', value)) users.add(value);
+    } else if (Array.isArray(value)) value.forEach(collect);
+    else if (typeof value === 'object' && value !== null) Object.values(value).forEach(collect);
+  };
+  for (const node of root.fields) {
+    const field = mutations[node.name.value];
+    if (!field) continue;
+    try {
+      collect(getArgumentValues(field, node, variables ?? undefined));
+    } catch {
+      // Refused by execution itself, with the error it deserves.
+    }
+  }
+  return [...users].sort();
 }
 
 /** Root fields are cached per document and operation, so each is judged once. */

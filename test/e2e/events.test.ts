@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idAt } from '../../src/db/ids.ts';
+import { lockUser } from '../../src/db/user-locks.ts';
 import { purgeOldEvents } from '../../src/services/events.ts';
 import { recordEvent } from '../../src/webhooks/outbox.ts';
 import { withFailpoint } from '../support/failpoints.ts';
@@ -251,6 +252,77 @@ describe('changes to one user made at the same time', () => {
       const times = updates.map((object) => Date.parse(String(object.updatedAt)));
       expect(times, user.id).toEqual([...times].sort((a, b) => a - b));
     }
+  });
+
+  describe('in a document of several mutations, one of which waits for its user', () => {
+    /**
+     * Runs `document` while another transaction holds the lock every change to `held` takes, and
+     * `during` once the document waits for it; then lets the document go on.
+     */
+    async function whileDocumentWaits(
+      held: string,
+      document: string,
+      during: () => Promise<unknown>,
+      headers: Record<string, string> = {},
+    ) {
+      const holder = server.orm.em.fork();
+      await holder.begin();
+      try {
+        await holder.execute(`select ${lockUser('?')}`, [held]);
+        const waiting = () => count(`select 1 from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`);
+        const sent = server.gql(document, {}, headers);
+        await eventually(async () => (await waiting()) > 0, 'the document waits for the user', 10_000);
+        let done = false;
+        const meanwhile = during().finally(() => (done = true));
+        // The change sent meanwhile either went through, or waits too (for a user the document holds).
+        await eventually(async () => done || (await waiting()) > 1, 'the change sent meanwhile is done or waits', 10_000);
+        await holder.commit();
+        const [answered] = await Promise.all([sent, meanwhile]);
+        expect(answered.status).toBe(200);
+      } catch (error) {
+        await holder.rollback();
+        throw error;
+      }
+    }
+
+    it.each([
+      ['', {}],
+      [' (sent with an Idempotency-Key)', { 'idempotency-key': 'document' }],
+    ])('never shows an order created after its user was deleted%s', async (_with, headers) => {
+      for (let round = 0; round < 4; round++) {
+        const [x, y, z] = await Promise.all([createUser(), createUser(), createUser()]);
+        await whileDocumentWaits(
+          z.id,
+          `mutation { a: updateUser(id: "${x.id}", input: { name: "A" }) { id } b: updateUser(id: "${z.id}", input: { name: "B" }) { id } c: deleteUser(id: "${y.id}") }`,
+          () => rest(server, 'POST', `/users/${y.id}/orders`, { json: { total: 100 } }),
+          'idempotency-key' in headers ? { 'idempotency-key': `${headers['idempotency-key']}-${y.id}` } : {},
+        );
+        const feed = await server.orm.em
+          .fork()
+          .execute<{ type: string }[]>(
+            `select type from events where data->'object'->>'id' = ? or data->'object'->>'userId' = ? order by xact, id`,
+            [y.id, y.id],
+          );
+        const types = feed.map((event) => event.type);
+        expect(types.indexOf('user.deleted'), types.join()).toBe(types.length - 1);
+      }
+    });
+
+    it('records the user as stored last in the feed, with updatedAt rising', async () => {
+      for (let round = 0; round < 4; round++) {
+        const [x, y, z] = await Promise.all([createUser(), createUser(), createUser()]);
+        await whileDocumentWaits(
+          z.id,
+          `mutation { a: updateUser(id: "${x.id}", input: { name: "A" }) { id } b: updateUser(id: "${z.id}", input: { name: "B" }) { id } c: updateUser(id: "${y.id}", input: { name: "From the document" }) { id } }`,
+          () => patch(y.id, { name: 'From a patch' }),
+        );
+        const stored = (await rest<User>(server, 'GET', `/users/${y.id}`)).body;
+        const updates = (await feedAbout(y.id)).filter((event) => event.type === 'user.updated').map((event) => event.data.object);
+        expect(updates.at(-1)).toEqual(stored);
+        const times = updates.map((object) => Date.parse(String(object.updatedAt)));
+        expect(times).toEqual([...times].sort((a, b) => a - b));
+      }
+    });
   });
 
   it('never shows an order created after its user was deleted', async () => {
