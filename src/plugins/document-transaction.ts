@@ -48,11 +48,9 @@ export function useDocumentTransactions(base: EntityManager): ServerPlugin {
         // The key's transaction is the document's: its users are locked there.
         if (several)
           setExecuteFn(async (execution: ExecutionArgs) => {
-            try {
-              await runPrepared(keyed.statements, LOCK_USERS, [usersNamed(schema, root, execution.variableValues)]);
-            } catch (error) {
-              return { data: null, errors: [maskError(error)] };
-            }
+            // A failure here (a deadlock, the database gone) fails the request as a whole, as one in
+            // execution would; the key's write keeps nothing of it.
+            await runPrepared(keyed.statements, LOCK_USERS, [usersNamed(schema, root, execution.variableValues)]);
             // Envelop types execution's answer loosely; without @defer or @stream it is one result.
             // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
             return (await executeFn(execution)) as ExecutionResult;

@@ -37,7 +37,7 @@ describe('migrations', () => {
       match.arrayContaining([
         '(id)',
         '(created_at, id)',
-        '(lower(upper(lower((email COLLATE "und-x-icu")))))',
+        '(NORMALIZE(lower(upper(lower((email COLLATE "und-x-icu")))), NFC))',
         '(user_id, created_at, id)',
       ]),
     );
@@ -141,6 +141,7 @@ describe('the Unicode letter case migration', () => {
 
 describe('the case folding migration', () => {
   const early = () => migratedTo('Migration20261128020000_users_name_collation');
+  const CASE_FOLDING = 'Migration20261128030000_users_email_case_folding';
 
   it('folds letter case in full, so spellings that lowering alone keeps apart are one address', async () => {
     const { orm, insert, close } = await early();
@@ -158,7 +159,7 @@ describe('the case folding migration', () => {
         await insert(`usr_${i}b`, second!);
       }
       await orm.em.fork().execute(`delete from users where id like '%b'`);
-      await orm.migrator.up();
+      await orm.migrator.up({ to: CASE_FOLDING });
       for (const [i, [, second]] of pairs.entries()) {
         await expect(insert(`usr_${i}c`, second!), second).rejects.toThrow(/users_email_lower_key/);
       }
@@ -176,7 +177,7 @@ describe('the case folding migration', () => {
       await insert('usr_a', 'straße@example.com');
       await insert('usr_b', 'STRASSE@example.com');
       const before = await index();
-      await orm.migrator.up();
+      await orm.migrator.up({ to: CASE_FOLDING });
       expect(await index()).toBe(before);
       const rows = await orm.em.fork().execute<{ id: string }[]>('select id from users order by id');
       expect(rows.map((row) => row.id)).toEqual(['usr_a', 'usr_b']);
@@ -184,8 +185,33 @@ describe('the case folding migration', () => {
       await orm.em.fork().execute(`update users set email = 'strasse.b@example.com' where id = 'usr_b'`);
       await orm.migrator.down();
       expect(await index()).toBe(before);
-      await orm.migrator.up();
+      await orm.migrator.up({ to: CASE_FOLDING });
       expect(await index()).toContain('upper(');
+      await orm.migrator.down();
+      expect(await index()).toBe(before);
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('the migration that puts folded emails in NFC', () => {
+  const early = () => migratedTo('Migration20261128030000_users_email_case_folding');
+
+  it('makes ΐ and Ϊ́ one address; keeps the index it had where accounts would collide; down undoes up', async () => {
+    const { orm, insert, index, close } = await early();
+    try {
+      await insert('usr_a', '\u0390@example.gr');
+      await insert('usr_b', '\u03aa\u0301@example.gr');
+      const before = await index();
+      await orm.migrator.up();
+      expect(await index()).toBe(before);
+      // Resolved by the operator, then migrated again.
+      await orm.em.fork().execute(`delete from users where id = 'usr_b'`);
+      await orm.migrator.down();
+      await orm.migrator.up();
+      expect(await index()).toMatch(/normalize\(/i);
+      await expect(insert('usr_c', '\u03aa\u0301@example.gr')).rejects.toThrow(/users_email_lower_key/);
       await orm.migrator.down();
       expect(await index()).toBe(before);
     } finally {

@@ -133,6 +133,18 @@ describe('POST /users', () => {
   });
 });
 
+describe('emails whose folded letter case is canonically the same', () => {
+  it('takes ΐ and Ϊ́ (Greek letters that upper-case to a sequence NFC writes otherwise) as one address', async () => {
+    for (const [first, second] of [
+      ['\u0390x@example.gr', '\u03aa\u0301x@example.gr'],
+      ['\u03b0y@example.gr', '\u03ab\u0301y@example.gr'],
+    ]) {
+      expect((await call('POST', '/users', { json: { name: 'Greek', email: first } })).status).toBe(201);
+      expectProblem(await call('POST', '/users', { json: { name: 'Greek', email: second } }), 409, 'conflict', '/users');
+    }
+  });
+});
+
 describe('GET /users/{user_id}', () => {
   it('returns the user; 404 for an unknown id; 400 for a malformed one', async () => {
     const user = await createUser();

@@ -23,12 +23,13 @@ export const UserSchema = defineEntity({
     { name: 'users_name_id_idx', properties: ['name', 'id'] },
   ],
   checks: [{ name: 'users_name_length_check', expression: 'char_length(name) >= 1 and char_length(name) <= 200' }],
-  // Letter case folded in full by ICU (upper, then lower: ß is ss), whatever the database's locale
-  // (the users_email_case_folding migration).
+  // Letter case folded in full by ICU (upper, then lower: ß is ss), whatever the database's locale,
+  // and put in NFC (the users_email_case_folding and users_email_fold_normalized migrations).
   uniques: [
     {
       name: 'users_email_lower_key',
-      expression: 'create unique index "users_email_lower_key" on "users" (lower(upper(lower("email" collate "und-x-icu"))))',
+      expression:
+        'create unique index "users_email_lower_key" on "users" (normalize(lower(upper(lower("email" collate "und-x-icu"))), NFC))',
     },
   ],
 });

@@ -19,6 +19,7 @@ import { Migration20261128000000_deliveries_due_by_endpoint } from './Migration2
 import { Migration20261128010000_deliveries_due_index_dropped } from './Migration20261128010000_deliveries_due_index_dropped.ts';
 import { Migration20261128020000_users_name_collation } from './Migration20261128020000_users_name_collation.ts';
 import { Migration20261128030000_users_email_case_folding } from './Migration20261128030000_users_email_case_folding.ts';
+import { Migration20261128040000_users_email_fold_normalized } from './Migration20261128040000_users_email_fold_normalized.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -40,4 +41,5 @@ export const migrations = [
   Migration20261128010000_deliveries_due_index_dropped,
   Migration20261128020000_users_name_collation,
   Migration20261128030000_users_email_case_folding,
+  Migration20261128040000_users_email_fold_normalized,
 ];
