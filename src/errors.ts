@@ -37,6 +37,7 @@ export const PROBLEM_KINDS = {
     wholeRequest: true,
     retryAfterS: IN_FLIGHT_RETRY_AFTER_S,
   },
+  'precondition-failed': { status: 412, title: 'Precondition failed', code: 'BAD_USER_INPUT' },
   'payload-too-large': { status: 413, title: 'Request body too large', code: 'PAYLOAD_TOO_LARGE' },
   'uri-too-long': { status: 414, title: 'URI too long', code: 'BAD_USER_INPUT' },
   'unsupported-media-type': { status: 415, title: 'Unsupported media type', code: 'BAD_USER_INPUT' },

@@ -26,6 +26,7 @@ import { logLevelOf, maskError, useErrorLocations, useValidationErrorCodes, useW
 import { useDocumentTransactions } from './plugins/document-transaction.ts';
 import { useOperationNameCheck } from './plugins/operation-name.ts';
 import { usePersistedQueryRefusal } from './plugins/persisted-queries.ts';
+import { useConditionalWrites } from './plugins/preconditions.ts';
 import { useVaryOrigin } from './plugins/vary-origin.ts';
 import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
@@ -231,6 +232,7 @@ export function createApp(dependencies: AppDependencies): App {
           unidentified,
         }),
         useUserTokens({ verify: userTokens, unidentified }),
+        useConditionalWrites(),
         // A browser can send a GET or a form post cross-site without a preflight; such requests must
         // carry a header no form can set. The API key header counts; a key in the URL does not.
         fromLibrary(useCSRFPrevention({ requestHeaders: ['x-api-key', 'x-graphql-yoga-csrf'] })),

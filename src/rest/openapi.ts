@@ -197,6 +197,7 @@ const RESPONSE_OF_KIND: Partial<Record<ProblemKind, string>> = {
   conflict: 'Conflict',
   'idempotency-key-in-flight': 'IdempotencyKeyInFlight',
   'idempotency-key-reused': 'IdempotencyKeyReused',
+  'precondition-failed': 'PreconditionFailed',
   'payload-too-large': 'PayloadTooLarge',
   'unsupported-media-type': 'UnsupportedMediaType',
   'uri-too-long': 'UriTooLong',
@@ -386,7 +387,12 @@ function errorResponses(kinds: readonly ProblemKind[], writes: boolean): Json {
 }
 
 /** Refused before the operation runs, where a write's key is claimed: never a write's outcome. */
-const BEFORE_THE_OPERATION: ReadonlySet<ProblemKind> = new Set([...BEFORE_THE_KEY, 'payload-too-large', 'unsupported-media-type']);
+const BEFORE_THE_OPERATION: ReadonlySet<ProblemKind> = new Set([
+  ...BEFORE_THE_KEY,
+  'precondition-failed',
+  'payload-too-large',
+  'unsupported-media-type',
+]);
 /** A write's answer of this kind may be a replay: it is kept for the write's Idempotency-Key. */
 const isReplayable = (kind: ProblemKind) => isKept(kind) && !isOneOf(KEY_REFUSALS, kind) && !BEFORE_THE_OPERATION.has(kind);
 const REPLAYED_HEADERS = { [IDEMPOTENT_REPLAYED_HEADER]: IDEMPOTENT_REPLAYED };
@@ -417,8 +423,9 @@ function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
     kinds.push('conflict');
   }
   if (!isSafeMethod(route.method)) kinds.push('idempotency-key-in-flight', 'idempotency-key-reused');
-  // A write without a body of its own is refused one over the limit all the same, before it is read.
-  if (!isSafeMethod(route.method)) kinds.push('payload-too-large');
+  // A write without a body of its own is refused one over the limit all the same, before it is read;
+  // and one on a precondition the service cannot evaluate (plugins/preconditions.ts).
+  if (!isSafeMethod(route.method)) kinds.push('payload-too-large', 'precondition-failed');
   if (route.body) kinds.push('unsupported-media-type');
   kinds.push('request-timeout', 'uri-too-long', 'quota-exceeded', 'request-header-fields-too-large', 'internal', 'unavailable');
   return kinds;

@@ -133,6 +133,28 @@ describe('POST /users', () => {
   });
 });
 
+describe('conditional writes', () => {
+  it('refuses a write on a precondition the service cannot evaluate (it sends no validators) with 412, and applies nothing', async () => {
+    const user = await createUser();
+    const path = `/users/${user.id}`;
+    const patch = (headers: Record<string, string>) =>
+      call('PATCH', path, { json: { name: 'Changed' }, contentType: 'application/merge-patch+json', headers });
+    for (const [name, value] of [
+      ['if-match', '"stale-tag"'],
+      ['if-match', 'W/"weak", "strong"'],
+      ['if-unmodified-since', 'Sat, 01 Jan 2000 00:00:00 GMT'],
+      ['if-none-match', '*'],
+    ] as const) {
+      expectProblem(await patch({ [name]: value }), 412, 'precondition-failed', path);
+    }
+    expectProblem(await call('DELETE', path, { headers: { 'if-match': '"stale-tag"' } }), 412, 'precondition-failed', path);
+    expect((await call<User>('GET', path)).body).toEqual(user);
+    // What can hold without a tag of ours does: any current representation, none of the tags named.
+    expect((await patch({ 'if-match': '*' })).status).toBe(200);
+    expect((await patch({ 'if-none-match': '"some-tag"' })).status).toBe(200);
+  });
+});
+
 describe('emails whose folded letter case is canonically the same', () => {
   it('takes ΐ and Ϊ́ (Greek letters that upper-case to a sequence NFC writes otherwise) as one address', async () => {
     for (const [first, second] of [
