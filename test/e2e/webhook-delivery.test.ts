@@ -359,6 +359,8 @@ describe('what a receiver can do wrong', () => {
     });
     const again = (await deliveries(endpoint.id, '?status=failed')).find((d) => d.eventId === waiting.eventId);
     expect(again?.nextAttemptAt).toBe(waiting.nextAttemptAt);
+    // Its retry is an hour away: the endpoint goes, and its place under the key's limit with it.
+    expect((await rest(server, 'DELETE', `/webhook-endpoints/${endpoint.id}`)).status).toBe(204);
   });
 
   it('an endpoint whose URL points inside the network is refused again at delivery time', async () => {
