@@ -183,10 +183,13 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
      */
     let lostSince: number | undefined;
     /** What a statement's outcome says of the database and of its connection. */
-    const answered = (error: unknown, startedAt: number) => {
-      const since = lostSince ?? unanswered[0] ?? startedAt;
+    const forget = (startedAt: number) => {
       const at = unanswered.indexOf(startedAt);
       if (at >= 0) unanswered.splice(at, 1);
+    };
+    const answered = (error: unknown, startedAt: number) => {
+      const since = lostSince ?? unanswered[0] ?? startedAt;
+      forget(startedAt);
       if (!error) availability?.succeeded(startedAt);
       else if (databaseFailureOf(error) === 'unreachable') {
         lostSince = since;
@@ -206,15 +209,20 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
           answered(error, startedAt);
           Reflect.apply(last, undefined, [error, result]);
         };
-        return query(...args);
       }
-      const result = query(...args);
+      let result: unknown;
+      try {
+        result = query(...args);
+      } catch (error) {
+        forget(startedAt);
+        throw error;
+      }
       if (result instanceof Promise) {
         result.then(
           () => answered(undefined, startedAt),
           (error: unknown) => answered(error, startedAt),
         );
-      }
+      } else if (typeof last !== 'function') forget(startedAt);
       return result;
     }) as typeof client.query;
   });
