@@ -10,7 +10,7 @@ interface AcceptRange {
   position: number;
 }
 
-/** A range's weight: its q parameter, 1 without one; a malformed q (`q=2`, `q=0.0001`) makes the range match nothing. */
+/** A range's weight: its q parameter, 1 without one; a malformed q (`q=2`, `q=0.0001`) weighs nothing. */
 function weightOf(parameters: readonly string[]): number {
   const q = parameters.find((parameter) => parameter.startsWith('q='));
   if (q === undefined) return 1;

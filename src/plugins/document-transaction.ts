@@ -23,7 +23,7 @@ import {
 } from 'graphql';
 import { isId } from '../db/ids.ts';
 import type { EntityManager } from '../db/orm.ts';
-import { runPrepared } from '../db/prepared.ts';
+import { runPrepared, type StatementRunner } from '../db/prepared.ts';
 import { LOCK_USERS } from '../db/user-locks.ts';
 import { maskError } from './error-masking.ts';
 import { rootFields, type RootFields } from './root-fields.ts';
@@ -50,7 +50,7 @@ export function useDocumentTransactions(base: EntityManager): ServerPlugin {
           setExecuteFn(async (execution: ExecutionArgs) => {
             // A failure here (a deadlock, the database gone) fails the request as a whole, as one in
             // execution would; the key's write keeps nothing of it.
-            await runPrepared(keyed.statements, LOCK_USERS, [usersNamed(schema, root, execution.variableValues)]);
+            await lockUsersNamed(keyed.statements, usersNamed(schema, root, execution.variableValues));
             // Envelop types execution's answer loosely; without @defer or @stream it is one result.
             // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
             return (await executeFn(execution)) as ExecutionResult;
@@ -64,7 +64,7 @@ export function useDocumentTransactions(base: EntityManager): ServerPlugin {
         context.documentTransaction = transaction;
         let result: ExecutionResult;
         try {
-          if (several) await runPrepared(transaction, LOCK_USERS, [usersNamed(schema, root, execution.variableValues)]);
+          if (several) await lockUsersNamed(transaction, usersNamed(schema, root, execution.variableValues));
           // Envelop types execution's answer loosely; without @defer or @stream it is one result.
           // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion
           result = (await executeFn(execution)) as ExecutionResult;
@@ -111,6 +111,11 @@ function usersNamed(schema: GraphQLSchema, root: RootFields, variables: Executio
     }
   }
   return [...users].sort();
+}
+
+/** Takes the users' locks in the transaction `runner` runs in (none to take: no statement). */
+async function lockUsersNamed(runner: StatementRunner, users: string[]): Promise<void> {
+  if (users.length > 0) await runPrepared(runner, LOCK_USERS, [users]);
 }
 
 /** Root fields are cached per document and operation, so each is judged once. */

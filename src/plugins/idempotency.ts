@@ -127,7 +127,7 @@ const BODY_HEADERS = ['content-length', 'transfer-encoding', 'content-encoding',
 /** The operation's own answer, its body read whole. */
 function wholeAnswer(response: Response, body: string | null, ResponseClass: typeof Response): Response {
   const headers = new Headers(response.headers);
-  // And the stream's `Connection: keep-alive`, which overrode a client's `Connection: close`.
+  // How the stream travelled: the whole body has a length of its own, and the connection is the client's to keep or close.
   for (const name of ['content-length', 'transfer-encoding', 'connection']) headers.delete(name);
   return new ResponseClass(body, { status: response.status, statusText: response.statusText, headers });
 }
