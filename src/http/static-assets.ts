@@ -23,7 +23,7 @@ export interface PreparedAsset {
 }
 
 /** Compresses off the event loop (zlib's thread pool): the GraphiQL bundle takes a moment. */
-export async function prepareAsset(asset: StaticAsset): Promise<PreparedAsset> {
+async function prepareAsset(asset: StaticAsset): Promise<PreparedAsset> {
   const raw = typeof asset.body === 'string' ? Buffer.from(asset.body) : asset.body;
   const compressed = await gzipped(raw, { level: 9 });
   return {
@@ -32,6 +32,11 @@ export async function prepareAsset(asset: StaticAsset): Promise<PreparedAsset> {
     gzip: compressed.length < raw.length ? compressed : undefined,
     etag: `"${createHash('sha256').update(raw).digest('base64url').slice(0, 27)}"`,
   };
+}
+
+/** Assets by name, each prepared. */
+export async function prepareAssets(assets: Record<string, StaticAsset>): Promise<Map<string, PreparedAsset>> {
+  return new Map(await Promise.all(Object.entries(assets).map(async ([name, asset]) => [name, await prepareAsset(asset)] as const)));
 }
 
 /** Whether Accept-Encoding takes gzip: named, or by `*`, with a weight above 0. */

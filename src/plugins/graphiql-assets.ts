@@ -3,7 +3,7 @@
 // files rather than inlined, so the page itself stays small. It is some 25 MB of strings, so it is
 // loaded when GraphiQL is first asked for, and never where GraphiQL is off (production's default).
 import type { GraphiQLOptions } from 'graphql-yoga';
-import { assetResponse, prepareAsset, type PreparedAsset, type StaticAsset } from '../http/static-assets.ts';
+import { assetResponse, prepareAssets, type PreparedAsset, type StaticAsset } from '../http/static-assets.ts';
 import { GRAPHIQL_ASSETS_PATH } from '../paths.ts';
 import { refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
@@ -22,7 +22,7 @@ async function prepareAll(loaded: Bundle): Promise<Map<string, PreparedAsset>> {
     'json.worker.js': { body: loaded.jsonWorker, type: js },
     'graphql.worker.js': { body: loaded.graphqlWorker, type: js },
   };
-  return new Map(await Promise.all(Object.entries(assets).map(async ([name, asset]) => [name, await prepareAsset(asset)] as const)));
+  return prepareAssets(assets);
 }
 
 export function useGraphiQLAssets(enabled: boolean): ServerPlugin {

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { problem } from '../errors.ts';
 import { DOCS_PATH as PAGE, OPENAPI_PATH } from '../paths.ts';
 import { problemResponse } from './problem-details.ts';
-import { assetResponse, prepareAsset, type PreparedAsset, type StaticAsset } from '../http/static-assets.ts';
+import { assetResponse, prepareAssets, type PreparedAsset, type StaticAsset } from '../http/static-assets.ts';
 import type { ServerPlugin } from '../plugins/server-context.ts';
 
 const PREFIX = `${PAGE}/assets/`;
@@ -52,7 +52,7 @@ async function loadAssets(dist: string, openApiPath: string): Promise<Map<string
     'favicon-32x32.png': { body: readFileSync(file('favicon-32x32.png')), type: 'image/png' },
     'init.js': { body: init, type: JS },
   };
-  return new Map(await Promise.all(Object.entries(assets).map(async ([name, asset]) => [name, await prepareAsset(asset)] as const)));
+  return prepareAssets(assets);
 }
 
 /** Serves the API reference at GET /docs, rendering the OpenAPI document the service serves. */
