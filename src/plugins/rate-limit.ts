@@ -19,7 +19,7 @@ import type { WindowState } from '../rate-limit/counter.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import type { RateLimitTicket } from '../rate-limit/ticket.ts';
 import type { Metrics } from '../telemetry/metrics.ts';
-import { rootFields } from './root-fields.ts';
+import { fieldsRun, rootFields } from './root-fields.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 
 /** The policies' names in the RateLimit and RateLimit-Policy fields. */
@@ -109,8 +109,9 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
     onExecute({ args }) {
       const ticket = args.contextValue.rateLimit;
       if (!ticket) return;
-      const { document, operationName } = executionArgs(args);
-      const fields = rootFields(document, operationName)?.fields ?? [];
+      const { document, operationName, variableValues } = executionArgs(args);
+      const root = rootFields(document, operationName);
+      const fields = root ? fieldsRun(root, variableValues).fields : [];
       // Each root field costs one unit: one per name in the answer, as execution runs a field asked
       // twice under one name once. A decision already taken for this request stands as it was weighed.
       if (!ticket.decision) {

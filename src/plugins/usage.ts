@@ -2,7 +2,7 @@
 // same execution, so a REST call and the GraphQL query behind it count as the same operation. A
 // replayed write is no second use.
 import type { UsageRecorder } from '../services/api-key-usage.ts';
-import { rootFields, type RootFields } from './root-fields.ts';
+import { fieldsRun, rootFields, type RootFields } from './root-fields.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 import { OperationTypeNode } from 'graphql';
 
@@ -22,10 +22,11 @@ function labelOf(run: RootFields): string {
 export function useUsageCounting(recorder: UsageRecorder): ServerPlugin {
   return {
     onExecute({ args }) {
-      const { document, operationName } = executionArgs(args);
-      const run = rootFields(document, operationName);
+      const { document, operationName, variableValues } = executionArgs(args);
+      const root = rootFields(document, operationName);
       const { auth } = args.contextValue;
-      if (!run || !auth) return;
+      if (!root || !auth) return;
+      const run = fieldsRun(root, variableValues);
       const count = () => recorder.record(auth.key.id, labelOf(run), auth.clientIp);
       // A write under an Idempotency-Key counts once its answer is its own, not a replay (plugins/idempotency.ts).
       const idempotent = args.contextValue.idempotency;

@@ -8,6 +8,7 @@ import { generateKeySecret } from '../../src/services/api-key-secrets.ts';
 import { match } from '../support/match.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { SKIP_REDIS, startTestRedis, type TestRedis } from '../support/redis.ts';
+import { usageSince } from '../support/usage.ts';
 
 const WINDOW_MS = 60_000;
 
@@ -145,6 +146,28 @@ describe('one instance, counters in memory', () => {
       { 'x-api-key': key },
     );
     expect([twice.status, rateLimitOf(twice).remaining]).toEqual([200, 2]);
+  });
+
+  it('charges only the root fields that run: one skipped by @skip or @include costs nothing, nor is it counted as used', async () => {
+    const key = await server.createKey({ name: 'Conditional', rateLimitPerMinute: 10 });
+    const since = Date.now();
+    const conditional = `query ($on: Boolean!) {
+      a: user(id: "${userId}") @include(if: $on) { id }
+      ... @skip(if: true) { b: orders(userId: "${userId}") { id } }
+      ...Maybe @include(if: $on)
+      rateLimit { cost }
+    }
+    fragment Maybe on Query { c: order(id: "ord_01jd3x3b8vfb9s1p4t4p6q2k7m") { id } }`;
+    const off = await server.gql<{ rateLimit: { cost: number } }>(conditional, { on: false }, { 'x-api-key': key });
+    expect([off.status, off.body.data?.rateLimit.cost, rateLimitOf(off).remaining]).toEqual([200, 1, 9]);
+    const on = await server.gql<{ rateLimit: { cost: number } }>(conditional, { on: true }, { 'x-api-key': key });
+    expect([on.status, on.body.data?.rateLimit.cost, rateLimitOf(on).remaining]).toEqual([200, 3, 6]);
+    const [{ id }] = await server.orm.em.fork().execute<[{ id: string }]>('select id from api_keys where name = ?', ['Conditional']);
+    await server.usage.flush();
+    expect(await usageSince(server.orm.em.fork(), id, since)).toEqual({
+      totals: { 'Query.rateLimit': 1, 'Query.order+Query.rateLimit+Query.user': 1 },
+      inTime: true,
+    });
   });
 
   it('tells GraphQL clients their budget in the rateLimit field, this request included', async () => {
