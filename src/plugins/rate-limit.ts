@@ -67,7 +67,7 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
     getForIdentity(identity: Identity): MaybePromise<readonly number[]> {
       const ticket = tickets.get(identity.contextIdentity);
       if (!ticket) return [];
-      ticket.decision ??= whenSettled(counter.consume(ticket.keyId, ticket.cost, ticket.limit, windowMs), (state) => {
+      ticket.decision ??= whenSettled(counter.consume(ticket.budgetOf, ticket.cost, ticket.limit, windowMs), (state) => {
         ticket.decidedAt = Date.now();
         options.metrics.rateLimitDecisions.inc({ policy: 'per-key', outcome: decisionOf(state) });
         return (ticket.state = state);
@@ -102,7 +102,13 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       if (!serverContext.auth) return;
       const { key } = serverContext.auth;
       const id = `${key.id}#${++sequence}`;
-      const ticket: RateLimitTicket = { id, keyId: key.id, limit: key.rateLimitPerMinute ?? options.defaultLimit, cost: 1, windowMs };
+      const ticket: RateLimitTicket = {
+        id,
+        budgetOf: key.lineageId,
+        limit: key.rateLimitPerMinute ?? options.defaultLimit,
+        cost: 1,
+        windowMs,
+      };
       tickets.set(id, ticket);
       serverContext.rateLimit = ticket;
     },
@@ -142,7 +148,7 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       // Most requests were decided during execution: no promise for them. A request refused before
       // execution spent nothing; its answer still says where the budget stands.
       if (ticket.state) return setHeaders(ticket.state);
-      return whenSettled(ticket.decision ?? counter.peek(ticket.keyId, ticket.limit, windowMs), setHeaders);
+      return whenSettled(ticket.decision ?? counter.peek(ticket.budgetOf, ticket.limit, windowMs), setHeaders);
     },
   };
   return [tickets$];

@@ -7,7 +7,8 @@ import type { WindowState } from './counter.ts';
  */
 export interface RateLimitTicket {
   id: string;
-  keyId: string;
+  /** Whose budget: the key's lineage, so that a rotated key and its successor share one (rotation does not double it). */
+  budgetOf: string;
   limit: number;
   /** Operations this request runs (its root fields). */
   cost: number;

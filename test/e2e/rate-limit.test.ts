@@ -6,7 +6,8 @@ import { createLogger } from '../../src/log.ts';
 import { openRateLimitCounter } from '../../src/rate-limit/open.ts';
 import { generateKeySecret } from '../../src/services/api-key-secrets.ts';
 import { match } from '../support/match.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { rotateApiKey } from '../../src/services/api-keys.ts';
+import { TEST_PEPPER, startTestServer, type TestServer } from '../support/server.ts';
 import { SKIP_REDIS, startTestRedis, type TestRedis } from '../support/redis.ts';
 import { usageSince } from '../support/usage.ts';
 
@@ -103,6 +104,16 @@ describe('one instance, counters in memory', () => {
     const response = await restGet(other);
     expect(response.status).toBe(200);
     expect(rateLimitOf(response).remaining).toBe(2);
+  });
+
+  it('gives a rotated key and its successor one budget: rotating a key does not double it', async () => {
+    const old = await server.createKey({ name: 'Rotated', rateLimitPerMinute: 3 });
+    const [{ id }] = await server.orm.em.fork().execute<[{ id: string }]>('select id from api_keys where name = ?', ['Rotated']);
+    const { secret: successor } = await rotateApiKey(server.orm.em.fork(), TEST_PEPPER, id, 3_600_000);
+    const statuses = [];
+    for (const key of [old, old, successor, successor])
+      statuses.push((await server.gql('{ rateLimit { remaining } }', {}, { 'x-api-key': key })).status);
+    expect(statuses).toEqual([200, 200, 200, 429]);
   });
 
   it('honours a key’s own limit over the default', async () => {
