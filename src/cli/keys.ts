@@ -25,7 +25,8 @@ function describe(key: ApiKey) {
     key: `${key.prefix}…`,
     scopes: key.scopes,
     allowedCidrs: key.allowedCidrs,
-    rateLimitPerMinute: key.rateLimitPerMinute ?? null,
+    // Operations per rate limit window (RATE_LIMIT_WINDOW_MS, a minute unless set); null: RATE_LIMIT.
+    rateLimit: key.rateLimitPerMinute ?? null,
     createdAt: key.createdAt.toISOString(),
     expiresAt: key.expiresAt?.toISOString() ?? null,
     revokedAt: key.revokedAt?.toISOString() ?? null,
@@ -130,8 +131,20 @@ await withDatabase({ usage: USAGE, flags: FLAG_OF }, async ({ config, db }) => {
       if (k.expiresAt && Date.parse(k.expiresAt) <= Date.now()) return 'expired';
       return replaced.has(k.id) && k.expiresAt ? `rotating until ${k.expiresAt}` : 'active';
     };
-    const rows = keys.map((k) => [k.name, k.id, k.key, k.scopes.join(','), state(k), k.expiresAt ?? 'never', k.lastUsedAt ?? 'never']);
-    print(keys, keys.length === 0 ? 'no keys' : table(['NAME', 'ID', 'PREFIX', 'SCOPES', 'STATE', 'EXPIRES', 'LAST USED'], rows));
+    const rows = keys.map((k) => [
+      k.name,
+      k.id,
+      k.key,
+      k.scopes.join(','),
+      k.rateLimit === null ? 'default' : String(k.rateLimit),
+      state(k),
+      k.expiresAt ?? 'never',
+      k.lastUsedAt ?? 'never',
+    ]);
+    print(
+      keys,
+      keys.length === 0 ? 'no keys' : table(['NAME', 'ID', 'PREFIX', 'SCOPES', 'RATE LIMIT', 'STATE', 'EXPIRES', 'LAST USED'], rows),
+    );
   } else if (command === 'rotate') {
     const { key, secret, previous } = await rotateApiKey(em, pepper, id!, graceMs, expiresIn);
     print(

@@ -560,14 +560,18 @@ describe('every command explains itself', () => {
     const database = await createTestDatabase();
     drops.push(database.drop);
     const created = JSON.parse(
-      (await run('src/cli/keys.ts', ['create', '--name', 'Shop', '--scopes', 'users:read', '--json'], database.url)).stdout,
+      (await run('src/cli/keys.ts', ['create', '--name', 'Shop', '--scopes', 'users:read', '--rate-limit', '120', '--json'], database.url))
+        .stdout,
     ) as {
       id: string;
+      rateLimit: number | null;
     };
+    // Its own budget: operations per rate limit window, whatever RATE_LIMIT_WINDOW_MS makes that.
+    expect(created.rateLimit).toBe(120);
     await run('src/cli/keys.ts', ['rotate', created.id, '--grace', '1h'], database.url);
     const [header, ...rows] = (await run('src/cli/keys.ts', ['list'], database.url)).stdout.trim().split('\n');
-    expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'ID', 'PREFIX', 'SCOPES', 'STATE', 'EXPIRES', 'LAST USED']);
-    expect(rows.find((row) => row.includes(created.id))).toMatch(/rotating until \d{4}-/);
+    expect(header!.split(/\s{2,}/)).toEqual(['NAME', 'ID', 'PREFIX', 'SCOPES', 'RATE LIMIT', 'STATE', 'EXPIRES', 'LAST USED']);
+    expect(rows.find((row) => row.includes(created.id))).toMatch(/ 120 .*rotating until \d{4}-/);
     const check = await run('src/cli/schema-print.ts', ['--check'], database.url);
     expect([check.code, check.stdout]).toEqual([0, 'schema/schema.graphql and schema/openapi.json are up to date\n']);
   });
