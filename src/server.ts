@@ -53,6 +53,7 @@ import { useUsageCounting } from './plugins/usage.ts';
 import { useIdempotency, useIdempotencyKeyCheck } from './plugins/idempotency.ts';
 import { useUserTokens } from './plugins/user-token.ts';
 import { useRest } from './rest/adapter.ts';
+import { unroutedLabels } from './rest/routes.ts';
 import { GRAPHQL_PATH } from './paths.ts';
 import { MAX_BODY_BYTES, MAX_HEADER_BYTES } from './request-limits.ts';
 import { useApiDocs } from './rest/docs.ts';
@@ -315,6 +316,11 @@ export function createApp(dependencies: AppDependencies): App {
       const wrongTarget = targetProblem(req);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.
       const context: RequestContext = { requestId, face: req.url?.split('?')[0] === GRAPHQL_PATH ? 'graphql' : 'other' };
+      // First of the listeners below, so that the metrics and the span see it: a request refused
+      // before the REST adapter routed it (no valid key, a budget spent) is a REST request all the same.
+      res.once('close', () => {
+        if (context.face === 'other') Object.assign(context, unroutedLabels(req.method ?? 'GET', (req.url ?? '').split('?')[0]!));
+      });
       // Once the response is out, the write behind it has committed (or rolled back, which a worker
       // woken for nothing shrugs off); a client that left early may leave its write to the workers' poll.
       res.once('close', () => {

@@ -5,6 +5,7 @@
 import type { Logger } from '../log.ts';
 import { clientAddress, clientNetwork, networkMatcher } from '../net/cidr.ts';
 import { decodeComponent } from '../net/uri.ts';
+import { GRAPHQL_PATH } from '../paths.ts';
 import { databaseFailureOf } from '../db/failures.ts';
 import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
 import { deny, refuse } from '../refusals.ts';
@@ -19,6 +20,11 @@ const QUERY_KEY_WARNING = '299 portico "api_key in the URL is discouraged: URLs 
 
 /** Query parameters that carry a credential by their name (RFC 6750's `access_token` among them): their values are never logged. */
 const SECRET_PARAMETERS = new Set(['access_token', 'token', 'id_token', 'refresh_token', 'client_secret', 'password', 'secret']);
+/**
+ * A GraphQL GET's document, variables and extensions: what the request asks, which may hold personal
+ * data (an email in a variable, a literal), and is no more logged than traced. Its operation name stays.
+ */
+const GRAPHQL_PARAMETERS = new Set(['query', 'variables', 'extensions']);
 /** A JWT (three base64url parts, the first a JSON header) or a webhook signing secret, wherever it stands. */
 const TOKENS_IN_TEXT = /eyJ[A-Za-z0-9_-]*(?:\.|%2[Ee])[A-Za-z0-9_-]*(?:\.|%2[Ee])[A-Za-z0-9_-]*|whsec_(?:[A-Za-z0-9+/=]|%2[BbFf]|%3[Dd])+/g;
 const REDACTED = encodeURIComponent('[redacted]');
@@ -52,6 +58,7 @@ function maskedEscaped(url: string): string {
 function maskedParameters(url: string): string {
   const query = url.indexOf('?');
   if (query < 0) return url;
+  const graphql = url.slice(0, query) === GRAPHQL_PATH;
   const fragment = url.indexOf('#', query);
   const end = fragment < 0 ? url.length : fragment;
   const parameters = url.slice(query + 1, end).split('&');
@@ -64,7 +71,7 @@ function maskedParameters(url: string): string {
     if (name === 'api_key') {
       const value = decodeComponent(parameter.slice(equals + 1).replaceAll('+', ' '));
       parameters[i] = `${parameter.slice(0, equals + 1)}${encodeURIComponent(maskKeySecret(value))}`;
-    } else if (SECRET_PARAMETERS.has(name.toLowerCase())) {
+    } else if (SECRET_PARAMETERS.has(name.toLowerCase()) || (graphql && GRAPHQL_PARAMETERS.has(name))) {
       parameters[i] = `${parameter.slice(0, equals + 1)}${REDACTED}`;
     } else continue;
     masked = true;

@@ -1,12 +1,15 @@
 // GraphQL in traces, when tracing is on: a span for the operation below the request's server span,
 // and below it a span per root field (TRACE_RESOLVERS=root), per field with a resolver of its own
 // (`all`), or none. A resolver runs inside its span, so the statements it sends are its children.
-// Documents, variables, arguments and results are not recorded: they may hold personal data. An
+// Documents, variables, arguments and results are not recorded, nor are error messages (an error is
+// recorded by its code): they may hold personal data. An
 // unsampled request has no recording span active, and then nothing here does any work at all.
 import { SpanStatusCode, context as otelContext, trace, type Context, type Span } from '@opentelemetry/api';
 import { assertSchema, getOperationAST, isObjectType, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import type { TracingConfig } from '../config.ts';
+import { requestContext } from '../request-context.ts';
 import { TRACER_NAME } from '../telemetry/trace-context.ts';
+import { maskError } from './error-masking.ts';
 import { executionArgs, type ServerPlugin } from './server-context.ts';
 
 /** Fields whose resolver is already wrapped (a schema is prepared once per server, maybe more). */
@@ -20,19 +23,26 @@ function operationContextOf(graphqlContext: unknown): Context | undefined {
   return typeof graphqlContext === 'object' && graphqlContext !== null ? operationContexts.get(graphqlContext) : undefined;
 }
 
-/** The first error of a result, if it has any (one result: no @defer or @stream). */
+/**
+ * What a span says of an error: its code (`CONFLICT`, `NOT_FOUND` …), never its message, which may
+ * quote what the client sent (an email already taken) and so carry personal data.
+ */
+function codeOf(error: unknown): string {
+  return String(maskError(error).extensions.code);
+}
+
+/** The code of a result's first error, if it has any (one result: no @defer or @stream). */
 function firstError(result: unknown): string | undefined {
   if (typeof result !== 'object' || result === null || !('errors' in result)) return undefined;
   const errors: unknown = result.errors;
-  if (!Array.isArray(errors)) return undefined;
-  const error: unknown = errors[0];
-  return error instanceof Error ? error.message : error === undefined ? undefined : 'error';
+  if (!Array.isArray(errors) || errors.length === 0) return undefined;
+  return codeOf(errors[0]);
 }
 
 function failed(span: Span, error: unknown): void {
-  const message = error instanceof Error ? error.message : String(error);
-  span.recordException(error instanceof Error ? error : message);
-  span.setStatus({ code: SpanStatusCode.ERROR, message });
+  const code = codeOf(error);
+  span.recordException({ name: error instanceof Error ? error.name : 'Error', message: code });
+  span.setStatus({ code: SpanStatusCode.ERROR, message: code });
 }
 
 /** Wraps the resolvers `which` selects so that each call, in a recorded trace, runs inside a span of its own. */
@@ -84,7 +94,9 @@ export function useGraphQLTracing(config: TracingConfig | undefined): ServerPlug
       const { document, operationName, contextValue } = executionArgs(args);
       const operation = getOperationAST(document, operationName);
       const type = operation?.operation ?? 'query';
-      const name = operation?.name?.value;
+      // The name the client gave; a REST route's operation has one the adapter made up
+      // (`createOrder_mutation`), which would split one operation's spans under two names.
+      const name = requestContext.getStore()?.face === 'rest' ? undefined : operation?.name?.value;
       const span = tracer.startSpan(
         name ? `${type} ${name}` : type,
         {

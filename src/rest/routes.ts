@@ -370,6 +370,19 @@ export function matchRoute(method: string, pathname: string): RouteMatch | { all
   return allow.length > 0 ? { allow } : undefined;
 }
 
+/**
+ * What a request's metrics and span call it when the adapter did not route it (refused before, for
+ * want of a valid key or budget, or by method): its route's operation and template, or REST's with no
+ * operation for a path served by other methods; nothing for a path REST does not serve.
+ */
+export function unroutedLabels(method: string, pathname: string): { face?: 'rest'; operation?: string; route?: string } {
+  const match = matchRoute(method === 'HEAD' ? 'GET' : method, pathname);
+  if (!match) return {};
+  return 'allow' in match
+    ? { face: 'rest', operation: 'none' }
+    : { face: 'rest', operation: match.route.operationId, route: match.route.path };
+}
+
 /** The methods a REST path is served by, HEAD with GET (as the adapter answers it); undefined when none. */
 export function restMethods(pathname: string): string[] | undefined {
   const match = matchRoute('', pathname);

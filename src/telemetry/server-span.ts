@@ -16,8 +16,8 @@ export function serveTraced(req: IncomingMessage, res: ServerResponse, request: 
   const span = rootTracer().startSpan(method, { kind: SpanKind.SERVER }, parent);
   if (!span.isRecording()) {
     // Unsampled: the request runs as if tracing were off, so what it calls makes no spans and costs
-    // nothing. A caller's trace id still names the request in the logs.
-    request.traceId = trace.getSpanContext(parent)?.traceId;
+    // nothing. Its trace id (the caller's, or the one drawn for it) still names it in the logs.
+    request.traceId = span.spanContext().traceId;
     serve();
     return;
   }

@@ -32,6 +32,7 @@ import {
 import type { TracingConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { reportingReachability } from './collector-reachability.ts';
+import { withoutLiterals } from './statement-text.ts';
 import { TRACER_NAME, setRootTracer, setTraceContextOnTheWire } from './trace-context.ts';
 import { VERSION } from '../version.ts';
 
@@ -190,7 +191,14 @@ export function startTracing(config: TracingConfig, logger: Logger, exporter?: S
   // Taking a pooled connection is no span of its own.
   instrumentInstalled(
     withoutRequireHook(() => [
-      new PgInstrumentation({ enabled: false, requireParentSpan: true, ignoreConnectSpans: true }),
+      new PgInstrumentation({
+        enabled: false,
+        requireParentSpan: true,
+        ignoreConnectSpans: true,
+        // Values the ORM wrote into a statement's text stay out of the trace (statement-text.ts).
+        // (The attribute the instrumentation writes the text in, by the semantic conventions' name.)
+        requestHook: (span, { query }) => span.setAttribute('db.query.text', withoutLiterals(query.text)),
+      }),
       new IORedisInstrumentation({ enabled: false, requireParentSpan: true }),
     ]),
   );

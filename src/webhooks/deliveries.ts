@@ -192,13 +192,18 @@ export async function disableGoneEndpoint(sql: Sql, endpointId: string, at: Date
 }
 
 /**
- * What the outbox holds, for the metrics: deliveries waiting (a first attempt or a retry), the age of
- * the oldest of them, and the dead-letter queue; each count walks its partial index.
+ * What the outbox holds, for the metrics: deliveries waiting (a first attempt or a retry) at enabled
+ * endpoints, the age of the oldest of them, and the dead-letter queue; each count walks its partial
+ * index. Those of a disabled endpoint wait for its owner, not for the worker: counted, one endpoint
+ * disabled (or gone, 410) kept the oldest age rising for ever, and a backlog alert on it firing.
  */
 const OUTBOX_FIGURES = statement(
   'outbox_figures',
-  `select (select count(*) from webhook_deliveries where state in ('pending', 'failed'))::float8 as pending,
-          coalesce(extract(epoch from now() - (select min(created_at) from webhook_deliveries where state in ('pending', 'failed'))), 0)::float8 as "oldestPendingAgeSeconds",
+  `with waiting as (
+     select d.created_at from webhook_deliveries d join webhook_endpoints e on e.id = d.endpoint_id and e.enabled
+     where d.state in ('pending', 'failed'))
+   select (select count(*) from waiting)::float8 as pending,
+          coalesce(extract(epoch from now() - (select min(created_at) from waiting)), 0)::float8 as "oldestPendingAgeSeconds",
           (select count(*) from webhook_deliveries where state = 'dead')::float8 as dead`,
 );
 

@@ -242,7 +242,8 @@ export class DeliveryWorker {
     }
     if (state === 'dead') {
       this.#deps.metrics.webhookDeadLettered.inc();
-      logger.info({ eventId: claim.eventId, endpointId: claim.endpointId, error: result.error }, 'webhook delivery dead-lettered');
+      // An event a receiver will not get unless someone re-sends it: a warning, as an operator filters them.
+      logger.warn({ eventId: claim.eventId, endpointId: claim.endpointId, error: result.error }, 'webhook delivery dead-lettered');
     }
     this.#toSettle.push({
       eventId: claim.eventId,

@@ -126,6 +126,9 @@ describe('what the metrics count', () => {
     await server.fetch('/users?limit=1');
     await server.fetch('/users/not-an-id');
     await server.fetch('/nothing-here');
+    // Refused before the REST adapter routed them: REST requests all the same.
+    await fetch(`${server.url}/users?limit=1`);
+    await fetch(`${server.url}/users`, { method: 'PUT', headers: { 'x-api-key': server.apiKey } });
     const after = await scrape();
     const grew = (labels: Record<string, string>) =>
       valueOf(after, 'portico_http_requests_total', labels) - valueOf(before, 'portico_http_requests_total', labels);
@@ -133,6 +136,8 @@ describe('what the metrics count', () => {
     expect(grew({ face: 'graphql', operation: 'multiple', status_class: '2xx' })).toBe(1);
     expect(grew({ face: 'rest', operation: 'listUsers', status_class: '2xx' })).toBe(1);
     expect(grew({ face: 'rest', operation: 'getUser', status_class: '4xx' })).toBe(1);
+    expect(grew({ face: 'rest', operation: 'listUsers', status_class: '4xx' })).toBe(1);
+    expect(grew({ face: 'rest', operation: 'none', status_class: '4xx' })).toBe(1);
     expect(grew({ face: 'other', operation: 'none', status_class: '4xx' })).toBeGreaterThanOrEqual(1);
     const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
     // The parser folds a histogram's labelled series together, so its count is read from the text.
@@ -273,5 +278,25 @@ describe('what the metrics count', () => {
     expect(valueOf(after, 'portico_webhook_endpoint_failures_total', { endpoint: good })).toBe(0);
     expect(valueOf(after, 'portico_webhook_dead_lettered_total')).toBeGreaterThanOrEqual(2);
     expect(valueOf(after, 'portico_webhook_oldest_pending_age_seconds')).toBe(0);
+
+    // A disabled endpoint's deliveries wait for its owner, not for the worker: no backlog of the outbox.
+    // Its ping's retry deferred an hour (429, Retry-After), so that it waits while the endpoint is disabled.
+    receiver.answer = (request) =>
+      request.path === '/paused'
+        ? { status: 429, headers: { 'retry-after': '3600' } }
+        : { status: request.path === '/failing' ? 500 : 200 };
+    const paused = await endpoint('/paused');
+    const retrying = `select count(*)::int as n from webhook_deliveries where endpoint_id = ? and state = 'failed'`;
+    await eventually(
+      async () => (await server.orm.em.fork().execute<[{ n: number }]>(retrying, [paused]))[0].n > 0,
+      'the paused endpoint’s ping waits for a retry',
+      10_000,
+    );
+    await server.orm.em.fork().execute(`update webhook_endpoints set enabled = false where id = ?`, [paused]);
+    const pausedFigures = await scrape();
+    expect([
+      valueOf(pausedFigures, 'portico_webhook_deliveries_pending'),
+      valueOf(pausedFigures, 'portico_webhook_oldest_pending_age_seconds'),
+    ]).toEqual([0, 0]);
   });
 });

@@ -157,6 +157,8 @@ describe('a REST request', () => {
 
     const operation = childrenOf(spans, serverSpan).find((span) => span.attributes['graphql.operation.type'] !== undefined);
     expect(operation?.attributes['graphql.operation.type']).toBe('mutation');
+    // As an unnamed GraphQL mutation is, not by the name the REST adapter gave its document.
+    expect(operation?.name).toBe('mutation');
     const [field] = childrenOf(spans, operation!);
     expect(field?.name).toBe('Mutation.createUser');
 
@@ -173,6 +175,38 @@ describe('a REST request', () => {
     // The request's log line names its trace.
     const requestId = response.headers.get('x-request-id');
     expect(server.logs.find((line) => line.msg === 'request' && line.requestId === requestId)).toMatchObject({ traceId: TRACE_ID });
+  });
+
+  it('records neither what an error says nor the values written into a statement: they may hold personal data', async () => {
+    const email = 'private.person@example.org';
+    const traces = ['1'.repeat(32), '2'.repeat(32), '3'.repeat(32)];
+    const traced = (traceId: string) => ({ traceparent: `00-${traceId}-${CALLER_SPAN}-01` });
+    expect((await rest(server, 'POST', '/users', { json: { name: 'Private', email }, headers: traced(traces[0]!) })).status).toBe(201);
+    // Refused, with a message quoting the email.
+    const taken = await server.gql(`mutation { createUser(input: { name: "Again", email: "${email}" }) { id } }`, {}, traced(traces[1]!));
+    expect(taken.body.errors?.[0]?.message).toContain(email);
+    // Written through the ORM, which puts the values in the statement's text.
+    const endpoint = await rest(server, 'POST', '/webhook-endpoints', {
+      json: { url: `${receiver.url}/hooks?token=secret-token-in-url` },
+      headers: traced(traces[2]!),
+    });
+    expect(endpoint.status).toBe(201);
+    for (const traceId of traces) {
+      await eventually(() => spansOf(traceId).some((span) => span.kind === SpanKind.SERVER), 'the server span exported', 5000);
+    }
+    const recorded = JSON.stringify(
+      traces.flatMap(spansOf).map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status })),
+    );
+    expect(recorded).not.toContain(email);
+    expect(recorded).not.toContain('secret-token-in-url');
+    const field = spansOf(traces[1]!).find((span) => span.name === 'Mutation.createUser')!;
+    expect([field.status, field.events.map((event) => event.attributes?.['exception.message'])]).toEqual([
+      { code: SpanStatusCode.ERROR, message: 'CONFLICT' },
+      ['CONFLICT'],
+    ]);
+    expect(spansOf(traces[2]!).some((span) => String(span.attributes['db.query.text']).includes('insert into "webhook_endpoints"'))).toBe(
+      true,
+    );
   });
 
   it('has spans for root fields only, by default', async () => {
@@ -269,6 +303,14 @@ describe.skipIf(SKIP_REDIS)('the service as a process', { timeout: 90_000 }, () 
       service.stop();
       await service.exited;
       expect(received.filter((span) => span.traceId !== traceId)).toEqual([]);
+      // Unsampled requests are named in the logs by the trace id drawn for them all the same.
+      const requestLines = service
+        .output()
+        .split('\n')
+        .filter((line) => line.includes('"msg":"request"') && line.includes('/users?limit=1'))
+        .map((line) => JSON.parse(line) as { traceId?: string });
+      expect(requestLines).toHaveLength(6);
+      for (const line of requestLines) expect(line.traceId).toMatch(/^[0-9a-f]{32}$/);
       expect(collector.exports.length).toBeGreaterThan(0);
       for (const sent of collector.exports) expect(sent).toEqual({ authorization: 'Bearer collector-credential', encoding: 'gzip' });
       const trace = received.filter((span) => span.traceId === traceId);

@@ -27,7 +27,7 @@ it('masks a key sent where no key belongs: in the path, or in another parameter'
 it('masks other credentials a client put in the URL: bearer tokens, secrets, passwords, by name or by shape', () => {
   const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c3JfMDEifQ.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg';
   const secret = 'whsec_c2VjcmV0LW9mLXRoZS1lbmRwb2ludC0wMTIzNDU2Nzg5';
-  expect(scrubbedUrl(`/graphql?query=x&access_token=${jwt}`)).toBe('/graphql?query=x&access_token=%5Bredacted%5D');
+  expect(scrubbedUrl(`/graphql?query=x&access_token=${jwt}`)).toBe('/graphql?query=%5Bredacted%5D&access_token=%5Bredacted%5D');
   for (const name of [
     'token',
     'id_token',
@@ -44,4 +44,14 @@ it('masks other credentials a client put in the URL: bearer tokens, secrets, pas
   expect(scrubbedUrl(`/users/${jwt}?cursor=${secret}`)).toBe('/users/%5Bredacted%5D?cursor=%5Bredacted%5D');
   expect(scrubbedUrl(`/users?x=${jwt.replaceAll('.', '%2E')}`)).toBe('/users?x=%5Bredacted%5D');
   expect(scrubbedUrl('/users?limit=1&sort=name')).toBe('/users?limit=1&sort=name');
+});
+
+it("leaves a GraphQL GET's document, variables and extensions out of the log, and keeps its operation name", () => {
+  const query = encodeURIComponent('query Q($id: ID!) { user(id: $id) { email } }');
+  const variables = encodeURIComponent('{"id":"usr_01","note":"jane.doe@example.com"}');
+  expect(scrubbedUrl(`/graphql?query=${query}&variables=${variables}&operationName=Q&extensions=%7B%7D`)).toBe(
+    '/graphql?query=%5Bredacted%5D&variables=%5Bredacted%5D&operationName=Q&extensions=%5Bredacted%5D',
+  );
+  // Elsewhere, parameters of those names are the route's own.
+  expect(scrubbedUrl('/users?query=x')).toBe('/users?query=x');
 });
