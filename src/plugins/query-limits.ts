@@ -23,6 +23,7 @@ import type { QueryLimits } from '../config.ts';
 import { QueryTooComplexError } from '../errors.ts';
 import { PAGE_SIZE, ORDERS_BY_USER_MAX } from '../services/limits.ts';
 import { coercedVariables } from './variables.ts';
+import { included } from './root-fields.ts';
 import { executionArgs, fromLibrary, type ServerPlugin } from './server-context.ts';
 
 /** Fields whose size is fixed rather than chosen by an argument. */
@@ -103,6 +104,8 @@ interface Weighing {
 function selectionCost(weighing: Weighing, type: GraphQLCompositeType, set: SelectionSetNode, spread: Set<string> | undefined): number {
   let cost = 0;
   for (const selection of set.selections) {
+    // What `@skip` or `@include` leaves out with these variables runs nothing, and costs nothing.
+    if (!included(selection, weighing.variables)) continue;
     if (selection.kind === Kind.FIELD) {
       cost += fieldCost(weighing, type, selection);
     } else if (selection.kind === Kind.INLINE_FRAGMENT) {

@@ -32,7 +32,8 @@ const hasCondition = (selection: Conditional) =>
   selection.directives?.some((directive) => directive.name.value === 'skip' || directive.name.value === 'include') ?? false;
 
 /** Whether a selection runs with these variables; one whose condition cannot be read is left for execution to refuse. */
-function included(selection: Conditional, variables: Record<string, unknown> | undefined): boolean {
+export function included(selection: Conditional, variables: Readonly<Record<string, unknown>> | undefined): boolean {
+  if (!hasCondition(selection)) return true;
   try {
     if (getDirectiveValues(GraphQLSkipDirective, selection, variables)?.if === true) return false;
     return getDirectiveValues(GraphQLIncludeDirective, selection, variables)?.if !== false;

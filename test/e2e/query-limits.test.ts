@@ -133,6 +133,17 @@ describe('cost', () => {
     );
   });
 
+  it('weighs nothing that @skip or @include leaves out with the request’s variables, on a field or a fragment', async () => {
+    const heavy = `query ($on: Boolean!) {
+      users(first: 100) @include(if: $on) { edges { node { orders(limit: 100) { id } } } }
+      ...Heavy @skip(if: true)
+      rateLimit { cost }
+    }
+    fragment Heavy on Query { again: users(last: 100) { edges { node { orders(limit: 100) { id } } } } }`;
+    await expectAccepted(heavy, { on: false });
+    await expectRefused(heavy, /^Query cost limit of 500 exceeded, found 10303\.$/, { on: true });
+  });
+
   it('weighs a backward page by `last` and a `nodes` look-up by its ids, as execution reads them', async () => {
     await expectRefused(
       '{ users(last: 100) { edges { node { orders(limit: 100) { id } } } } }',
