@@ -121,7 +121,8 @@ const PARAMETER_DESCRIPTIONS: Record<string, string> = {
   status: 'Only deliveries in this state; `dead` lists the dead-letter queue.',
   limit: 'How many items a page holds.',
   page: 'Numbered paging (1-based): the response carries totals. Cannot be combined with `after_id` or `cursor`.',
-  after_id: 'Keyset paging: the users created after this one, ordered by id. `pagination.nextCursor` is the `after_id` of the next page.',
+  after_id:
+    'Keyset paging: the users created after this one, ordered by id. `pagination.nextCursor` is the `after_id` of the next page. A walk from the start begins at the lowest id, `usr_00000000000000000000000000`.',
   cursor:
     'Cursor paging (the default style): `pagination.nextCursor` (or `nextCursor`) of the previous page, with the same `sort` where the list takes one.',
   sort: 'Order of the list, `createdAt` when not given; the id breaks ties. A leading `-` sorts descending. Not with `after_id`, which always orders by id.',
