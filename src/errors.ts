@@ -139,6 +139,13 @@ export class NotFoundError extends DomainError {
 
 export class ConflictError extends DomainError {
   readonly kind = 'conflict' as const;
+  /** The fields whose values conflict (an email already taken), for a client to point at. */
+  readonly fieldErrors: FieldError[];
+
+  constructor(message: string, fieldErrors: FieldError[] = []) {
+    super(message);
+    this.fieldErrors = fieldErrors;
+  }
 }
 
 /** No credentials, or credentials that do not verify. */

@@ -15,6 +15,7 @@ import {
   UnauthenticatedError,
   problemHeaders,
   UnavailableError,
+  ConflictError,
   ValidationError,
   type ProblemKind,
 } from '../errors.ts';
@@ -103,7 +104,9 @@ export function maskError(error: unknown): GraphQLError {
           : {}),
         code: domain.code,
         type: domain.type,
-        ...(domain instanceof ValidationError ? { errors: domain.fieldErrors } : {}),
+        ...((domain instanceof ValidationError || domain instanceof ConflictError) && domain.fieldErrors.length > 0
+          ? { errors: domain.fieldErrors }
+          : {}),
       },
     });
   }

@@ -63,7 +63,8 @@ export function problemFromGraphQLErrors(errors: readonly unknown[]): Problem {
     (typeof code === 'string' ? kindOfCode(code) : undefined) ??
     (status === 400 ? 'invalid-input' : 'internal');
   if (kind === 'internal') return problem('internal', INTERNAL_DETAIL);
-  const fieldErrors = kind === 'invalid-input' && error ? fieldErrorsOf(error) : [];
+  // A refused input names its fields, and so does a conflict over a value (an email already taken).
+  const fieldErrors = (kind === 'invalid-input' || kind === 'conflict') && error ? fieldErrorsOf(error) : [];
   const detail =
     kind === 'invalid-input' && fieldErrors.length > 0
       ? fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; ')

@@ -168,7 +168,9 @@ export async function findUsersByIds(sql: Sql, ids: readonly string[]): Promise<
 const EMAIL_UNIQUE = 'users_email_lower_key';
 
 const emailTaken = (email: string) =>
-  new ConflictError(`A user with the email ${email} already exists (emails are compared case-insensitively).`);
+  new ConflictError(`A user with the email ${email} already exists (emails are compared case-insensitively).`, [
+    { field: 'email', message: 'is taken by another user' },
+  ]);
 
 /** A user, its event and its deliveries in one statement. */
 const CREATE_USER = changeWithEvent(

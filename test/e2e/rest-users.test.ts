@@ -125,7 +125,14 @@ describe('POST /users', () => {
   it('takes an address in any letter case as the same address, ß and SS too, on creation and on update', async () => {
     const created = await call<User>('POST', '/users', { json: { name: 'Straße', email: 'straße@example.de' } });
     expect(created.status).toBe(201);
-    expectProblem(await call('POST', '/users', { json: { name: 'Strasse', email: 'STRASSE@EXAMPLE.DE' } }), 409, 'conflict', '/users');
+    const taken = expectProblem(
+      await call('POST', '/users', { json: { name: 'Strasse', email: 'STRASSE@EXAMPLE.DE' } }),
+      409,
+      'conflict',
+      '/users',
+    );
+    // The field, for a client's form to point at, as a refused input names its fields.
+    expect(taken.errors).toEqual([{ field: 'email', message: 'is taken by another user' }]);
     const other = await createUser();
     const moved = await call('PATCH', `/users/${other.id}`, { json: { email: 'Strasse@example.de' } });
     expectProblem(moved, 409, 'conflict', `/users/${other.id}`);

@@ -102,7 +102,10 @@ describe('createUser', () => {
     const response = await server.gql(CREATE, { input: { name: 'Grace Again', email: 'GRACE@Example.com' } });
     const error = firstError(response);
     expect(error.extensions.code).toBe('CONFLICT');
-    expect(error.extensions).toMatchObject({ type: 'https://portico.dev/problems/conflict' });
+    expect(error.extensions).toMatchObject({
+      type: 'https://portico.dev/problems/conflict',
+      errors: [{ field: 'email', message: 'is taken by another user' }],
+    });
   });
 
   it.each([
