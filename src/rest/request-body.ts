@@ -46,21 +46,46 @@ function decodeUtf8(bytes: Uint8Array): string {
   return text;
 }
 
-/** How deeply arrays and objects nest in a JSON text, by one pass over it (strings skipped). */
-function nestingDepth(text: string): number {
+/**
+ * How deeply arrays and objects nest in a JSON text, and the first member name an object holds twice,
+ * by one pass over it (a text JSON.parse read). JSON.parse keeps the last of a repeated member
+ * silently, where a proxy or an audit log reading the first would see another write than the one stored.
+ */
+function shapeOf(text: string): { depth: number; repeated: string | undefined } {
   let depth = 0;
   let deepest = 0;
-  let inString = false;
+  let repeated: string | undefined;
+  /** The member names of each open container, innermost last; undefined for an array. */
+  const names: (Set<string> | undefined)[] = [];
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) inString = true;
-    else if (c === 0x5b || c === 0x7b) deepest = Math.max(deepest, ++depth);
-    else if (c === 0x5d || c === 0x7d) depth--;
+    if (c === 0x22) {
+      const start = i;
+      let escaped = false;
+      for (i++; text.charCodeAt(i) !== 0x22; i++) {
+        if (text.charCodeAt(i) === 0x5c) {
+          escaped = true;
+          i++;
+        }
+      }
+      const members = names.at(-1);
+      if (members === undefined || repeated !== undefined) continue;
+      // A member name is a string followed by a colon.
+      let next = i + 1;
+      while (/\s/.test(text[next] ?? '')) next++;
+      if (text.charCodeAt(next) !== 0x3a) continue;
+      const name = escaped ? String(JSON.parse(text.slice(start, i + 1))) : text.slice(start + 1, i);
+      if (members.has(name)) repeated = name;
+      else members.add(name);
+    } else if (c === 0x7b || c === 0x5b) {
+      names.push(c === 0x7b ? new Set() : undefined);
+      deepest = Math.max(deepest, ++depth);
+    } else if (c === 0x7d || c === 0x5d) {
+      names.pop();
+      depth--;
+    }
   }
-  return deepest;
+  return { depth: deepest, repeated };
 }
 
 function parse(text: string): Record<string, unknown> {
@@ -72,10 +97,11 @@ function parse(text: string): Record<string, unknown> {
   }
   const { value: parsed, inexact } = read;
   if (inexact) throw RequestProblem.invalid([{ field: inexact.key || 'body', message: `is ${inexactDetail(inexact)}` }]);
-  const depth = nestingDepth(text);
+  const { depth, repeated } = shapeOf(text);
   if (depth > MAX_BODY_DEPTH) {
     throw RequestProblem.invalid([{ field: 'body', message: `is nested ${depth} levels deep; at most ${MAX_BODY_DEPTH} are accepted` }]);
   }
+  if (repeated !== undefined) throw RequestProblem.invalid([{ field: repeated, message: 'must be given once' }]);
   if (!isJsonObject(parsed)) throw RequestProblem.invalid([{ field: 'body', message: 'must be a JSON object' }]);
   return parsed;
 }

@@ -233,6 +233,27 @@ describe('deeply nested JSON', () => {
   });
 });
 
+describe('a member given twice in one JSON object', () => {
+  it.each([
+    ['as written', '{"name": "First", "name": "Second", "email": "twice@example.com"}', 'name'],
+    ['once escaped', '{"name": "First", "n\\u0061me": "Second", "email": "twice@example.com"}', 'name'],
+    ['nested in a value', '{"name": "Nested", "email": "nested@example.com", "x": {"a": 1, "a": 2}}', 'a'],
+  ])('is refused %s, naming it, rather than one of its values silently applied', async (_, body, field) => {
+    const response = await rest(server, 'POST', '/users', { body });
+    const problem = expectProblem(response, 400, 'invalid-input', '/users');
+    expect(problem.errors).toContainEqual({ field, message: 'must be given once' });
+  });
+
+  it('is no repetition across objects, or in a string', async () => {
+    const user = (await rest<{ id: string }>(server, 'POST', '/users', { json: { name: 'Once', email: 'once@example.com' } })).body;
+    const patched = await rest(server, 'PATCH', `/users/${user.id}`, {
+      body: '{"name": "\\"name\\": \\"x\\""}',
+      contentType: 'application/merge-patch+json',
+    });
+    expect(patched.status).toBe(200);
+  });
+});
+
 describe('field names that are also JavaScript names', () => {
   it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype'])(
     'reports %s as sent, as a field that cannot be set',
