@@ -5,7 +5,7 @@
 // that stopped answering is destroyed, never reused; the server aborts transactions left idle.
 import pg from 'pg';
 import { KnownOutageError, type DatabaseAvailability } from './availability.ts';
-import { databaseFailureOf } from './failures.ts';
+import { databaseFailureOf, isDeadClientRefusal } from './failures.ts';
 
 export interface ConnectionBounds {
   /** Longest wait for a pooled connection, including opening a new one (connect and log-in). */
@@ -195,7 +195,7 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
         lostSince = since;
         destroyConnection(client);
         releases.get(client)?.(error instanceof Error ? error : true);
-        availability?.failed(error, since);
+        if (!isDeadClientRefusal(error)) availability?.failed(error, since);
       }
     };
     // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- every overload passes through unchanged

@@ -74,3 +74,12 @@ export function violatedConstraint(error: unknown): string | undefined {
   const constraint: unknown = Reflect.get(error, 'constraint');
   return typeof code === 'string' && code.startsWith('23') && typeof constraint === 'string' ? constraint : undefined;
 }
+
+/**
+ * node-postgres's refusal to send a statement on a client whose connection was already lost or
+ * closed: answered at once, with no word from the database, so it says nothing of whether the
+ * database answers now (the loss it follows was met, and weighed, when it happened).
+ */
+export function isDeadClientRefusal(error: unknown): boolean {
+  return error instanceof Error && /\bis not queryable\b/.test(error.message);
+}
