@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { DatabaseAvailability } from '../../src/db/availability.ts';
-import { boundedConnectionOptions, probeDatabase, type ConnectionBounds } from '../../src/db/connections.ts';
+import { boundedConnectionOptions, destroyConnection, probeDatabase, type ConnectionBounds } from '../../src/db/connections.ts';
 import { databaseFailureOf } from '../../src/db/failures.ts';
 import { proxiedTestDatabase } from '../support/proxied-database.ts';
 import { eventually } from '../support/steady-load.ts';
@@ -96,6 +96,31 @@ describe("a pool's reply bound", () => {
       client.release();
       availability.close();
       await database.proxy.set('pass');
+      await pool.end();
+    }
+  });
+
+  it('reports no outage when node-postgres refuses a statement on a connection already lost, which asks the database nothing', async () => {
+    const { logger } = captureLogs('warn');
+    const availability = new DatabaseAvailability(logger, () => probeDatabase(database.url, tight));
+    const pool = boundedPool(tight, availability);
+    const client = await pool.connect();
+    client.on('error', () => undefined);
+    try {
+      // Lost while idle, in the holder's hands: no statement of ours saw it go.
+      await client.query('select 1');
+      const closed = new Promise((resolve) => client.once('end', resolve));
+      destroyConnection(client);
+      await closed;
+      const refused = await client.query('select 1').then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(String(refused)).toMatch(/not queryable/);
+      expect(availability.stats).toEqual({ available: true, outages: 0 });
+    } finally {
+      client.release(true);
+      availability.close();
       await pool.end();
     }
   });
