@@ -109,6 +109,13 @@ export function problem(kind: ProblemKind, detail: string, errors?: FieldError[]
 
 export abstract class DomainError extends Error {
   abstract readonly kind: ProblemKind;
+  /** The fields the error is about, for a client to point at: those refused, or whose value conflicts. */
+  readonly fieldErrors: FieldError[];
+
+  constructor(message: string, fieldErrors: FieldError[] = []) {
+    super(message);
+    this.fieldErrors = fieldErrors;
+  }
 
   get code(): ErrorCode {
     return PROBLEM_KINDS[this.kind].code;
@@ -121,11 +128,9 @@ export abstract class DomainError extends Error {
 
 export class ValidationError extends DomainError {
   readonly kind = 'invalid-input' as const;
-  readonly fieldErrors: FieldError[];
 
   constructor(fieldErrors: FieldError[]) {
-    super(fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; '));
-    this.fieldErrors = fieldErrors;
+    super(fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; '), fieldErrors);
   }
 
   static field(field: string, message: string): ValidationError {
@@ -139,13 +144,6 @@ export class NotFoundError extends DomainError {
 
 export class ConflictError extends DomainError {
   readonly kind = 'conflict' as const;
-  /** The fields whose values conflict (an email already taken), for a client to point at. */
-  readonly fieldErrors: FieldError[];
-
-  constructor(message: string, fieldErrors: FieldError[] = []) {
-    super(message);
-    this.fieldErrors = fieldErrors;
-  }
 }
 
 /** No credentials, or credentials that do not verify. */

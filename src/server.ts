@@ -315,12 +315,16 @@ export function createApp(dependencies: AppDependencies): App {
       if (draining) res.setHeader('connection', 'close');
       const wrongTarget = targetProblem(req);
       // The face is known from the path; the REST adapter and GraphQL execution name the operation.
-      const context: RequestContext = { requestId, face: req.url?.split('?')[0] === GRAPHQL_PATH ? 'graphql' : 'other' };
-      // First of the listeners below, so that the metrics and the span see it: a request refused
-      // before the REST adapter routed it (no valid key, a budget spent) is a REST request all the same.
-      res.once('close', () => {
-        if (context.face === 'other') Object.assign(context, unroutedLabels(req.method ?? 'GET', (req.url ?? '').split('?')[0]!));
-      });
+      const path = (req.url ?? '').split('?')[0]!;
+      const context: RequestContext = { requestId, face: path === GRAPHQL_PATH ? 'graphql' : 'other' };
+      // First of the listeners below, so that the metrics and the span (its only readers) see it: a
+      // request refused before the REST adapter routed it (no valid key, a budget spent) is a REST
+      // request all the same.
+      if (metrics.served || traced) {
+        res.once('close', () => {
+          if (context.face === 'other') Object.assign(context, unroutedLabels(req.method ?? 'GET', path));
+        });
+      }
       // Once the response is out, the write behind it has committed (or rolled back, which a worker
       // woken for nothing shrugs off); a client that left early may leave its write to the workers' poll.
       res.once('close', () => {
@@ -358,7 +362,7 @@ export function createApp(dependencies: AppDependencies): App {
         return;
       }
       if (wrongTarget !== undefined) {
-        const answer = refusalParts((req.url ?? '').split('?')[0]!, String(req.headers.accept ?? ''), {
+        const answer = refusalParts(path, String(req.headers.accept ?? ''), {
           kind: 'invalid-input',
           detail: wrongTarget,
         });

@@ -15,8 +15,6 @@ import {
   UnauthenticatedError,
   problemHeaders,
   UnavailableError,
-  ConflictError,
-  ValidationError,
   type ProblemKind,
 } from '../errors.ts';
 import { BEARER_CHALLENGE } from '../services/request-auth.ts';
@@ -104,9 +102,7 @@ export function maskError(error: unknown): GraphQLError {
           : {}),
         code: domain.code,
         type: domain.type,
-        ...((domain instanceof ValidationError || domain instanceof ConflictError) && domain.fieldErrors.length > 0
-          ? { errors: domain.fieldErrors }
-          : {}),
+        ...(domain.fieldErrors.length > 0 ? { errors: domain.fieldErrors } : {}),
       },
     });
   }

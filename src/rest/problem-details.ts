@@ -43,7 +43,7 @@ function isFieldError(value: unknown): value is FieldError {
 }
 
 /**
- * The fields a service's check refused (maskError copies a ValidationError's list). Variables that do
+ * The fields a service's error is about (maskError copies a DomainError's list). Variables that do
  * not fit their types never get this far: the adapter coerces them first (input-errors.ts).
  */
 function fieldErrorsOf(error: GraphQLError): FieldError[] {
@@ -63,8 +63,8 @@ export function problemFromGraphQLErrors(errors: readonly unknown[]): Problem {
     (typeof code === 'string' ? kindOfCode(code) : undefined) ??
     (status === 400 ? 'invalid-input' : 'internal');
   if (kind === 'internal') return problem('internal', INTERNAL_DETAIL);
-  // A refused input names its fields, and so does a conflict over a value (an email already taken).
-  const fieldErrors = (kind === 'invalid-input' || kind === 'conflict') && error ? fieldErrorsOf(error) : [];
+  // The fields a refusal is about (a refused input, a value in conflict), as the error lists them.
+  const fieldErrors = error ? fieldErrorsOf(error) : [];
   const detail =
     kind === 'invalid-input' && fieldErrors.length > 0
       ? fieldErrors.map((e) => `${e.field}: ${e.message}`).join('; ')
