@@ -16,7 +16,6 @@ import { queuePing } from '../webhooks/outbox.ts';
 import { SecretBox } from '../webhooks/secret-box.ts';
 import { newSigningSecret } from '../webhooks/signing-secret.ts';
 import { urlRefusal, type Resolve, type UrlPolicy } from '../webhooks/url-policy.ts';
-import { Tally } from '../tally.ts';
 import { PAGE_SIZE } from './limits.ts';
 import { InputCheck, requireId } from './validation.ts';
 
@@ -42,8 +41,8 @@ export interface WebhookSettings {
  * past either, a check is refused at once with 503 (worth retrying).
  */
 export class UrlChecks {
-  readonly #underWay = new Tally<string>();
-  #total = 0;
+  /** The key lineages with a check under way: one each, so their number is the checks'. */
+  readonly #underWay = new Set<string>();
   readonly #max: number;
 
   constructor(poolMax: number) {
@@ -51,20 +50,17 @@ export class UrlChecks {
   }
 
   async run<T>(lineageId: string, check: () => Promise<T>): Promise<T> {
-    if (this.#underWay.has(lineageId) || this.#total >= this.#max) {
+    if (this.#underWay.has(lineageId)) {
       throw new UnavailableError(
-        this.#underWay.has(lineageId)
-          ? "Another of this API key's webhook URLs is being checked (its host resolved); retry once that request is answered."
-          : 'Too many webhook URLs are being checked right now; retry shortly.',
+        "Another of this API key's webhook URLs is being checked (its host resolved); retry once that request is answered.",
       );
     }
+    if (this.#underWay.size >= this.#max) throw new UnavailableError('Too many webhook URLs are being checked right now; retry shortly.');
     this.#underWay.add(lineageId);
-    this.#total += 1;
     try {
       return await check();
     } finally {
-      this.#underWay.remove(lineageId);
-      this.#total -= 1;
+      this.#underWay.delete(lineageId);
     }
   }
 }
