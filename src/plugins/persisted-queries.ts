@@ -6,7 +6,7 @@ import { createGraphQLError } from 'graphql-yoga';
 import type { ServerPlugin } from './server-context.ts';
 
 /** What the persisted-query links of Apollo Client and urql recognise. */
-export const PERSISTED_QUERY_NOT_SUPPORTED = 'PersistedQueryNotSupported';
+const PERSISTED_QUERY_NOT_SUPPORTED = 'PersistedQueryNotSupported';
 
 export function usePersistedQueryRefusal(): ServerPlugin {
   return {
