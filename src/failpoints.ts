@@ -10,7 +10,9 @@
  * transaction rolls back); `crash-after-event` kills the process there, before the commit;
  * `crash-after-event-commit` kills it once a write and its event committed, before the response.
  * In the start: `stop-once-listening` sends the process SIGTERM as soon as it listens, while the
- * rest of the start (the first key, the worker) is still under way.
+ * rest of the start (the first key, the worker) is still under way. `keep-lost-postgres-down`: the
+ * service does not start again the embedded PostgreSQL it lost, so that what happens meanwhile can
+ * be seen for as long as needed.
  */
 export const FAILPOINTS = [
   'crash-before-idempotent-commit',
@@ -20,6 +22,7 @@ export const FAILPOINTS = [
   'crash-after-event',
   'crash-after-event-commit',
   'stop-once-listening',
+  'keep-lost-postgres-down',
 ] as const;
 export type Failpoint = (typeof FAILPOINTS)[number];
 

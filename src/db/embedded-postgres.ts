@@ -16,6 +16,7 @@ import pg from 'pg';
 import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { errnoOf } from '../guards.ts';
+import { isArmed } from '../failpoints.ts';
 import { boundAddress } from '../net/bound-address.ts';
 
 export interface EmbeddedPostgres {
@@ -23,8 +24,8 @@ export interface EmbeddedPostgres {
   url(database?: string): string;
   /** Stops the server if this process started or adopted it; leaves it to its owner otherwise. */
   stop(): Promise<void>;
-  /** The server's process (the postmaster). */
-  pid: number;
+  /** The server's process (the postmaster); a new one once the service started a lost server again. */
+  readonly pid: number;
 }
 
 interface Binaries {
@@ -40,6 +41,10 @@ interface RunAs {
 
 const DATABASE = 'portico';
 const SUPERUSER = 'postgres';
+/** How often the service looks whether the server it owns still runs (a signal to the pid: cheap). */
+const WATCH_INTERVAL_MS = 1000;
+const RESTART_RETRY_FIRST_MS = 1000;
+const RESTART_RETRY_MAX_MS = 30_000;
 
 async function loadBinaries(): Promise<Binaries> {
   const platform = process.platform === 'win32' ? 'windows' : process.platform;
@@ -252,6 +257,30 @@ export async function startEmbeddedPostgres(
     await fs.writeFile(credentialsFile, JSON.stringify({ password }), { mode: 0o600 });
   }
 
+  /** Starts the server on `port` and waits until it answers; its pid. */
+  const spawnServer = async (port: number): Promise<number> => {
+    const log = openSync(logFile, 'a', 0o640);
+    if (runAs.uid !== undefined) await fs.chown(logFile, runAs.uid, runAs.gid!);
+    const child = spawn(
+      bin.postgres,
+      [
+        ...['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+        ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+      ],
+      // Own process group: a terminal's Ctrl-C reaches the app only, which stops the server after draining.
+      { uid: runAs.uid, gid: runAs.gid, detached: true, stdio: ['ignore', log, log], env: { ...process.env, LC_ALL: 'C' } },
+    );
+    closeSync(log);
+    let exited = false;
+    child.on('exit', () => {
+      exited = true;
+    });
+    child.unref();
+    await waitUntilReady(urlFor(port, password, 'postgres'), () => exited, logFile);
+    logger.info({ port, pgdata }, 'embedded PostgreSQL started');
+    return child.pid!;
+  };
+
   let port: number;
   let pid: number;
   let owned = true;
@@ -279,30 +308,11 @@ export async function startEmbeddedPostgres(
     const owner = await readOwner(ownerFile);
     if (owner?.service && owner.pid !== process.pid && (await isRunning(owner.pid, 'node'))) {
       throw new StartupError(
-        `The Portico service (process ${owner.pid}) on ${dataDir} has lost its embedded PostgreSQL; restart that service, which starts it again.`,
+        `The Portico service (process ${owner.pid}) on ${dataDir} has lost its embedded PostgreSQL and is starting it again; try again in a moment.`,
       );
     }
     port = await freePort();
-    const log = openSync(logFile, 'a', 0o640);
-    if (runAs.uid !== undefined) await fs.chown(logFile, runAs.uid, runAs.gid!);
-    const child = spawn(
-      bin.postgres,
-      [
-        ...['-D', pgdata, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
-        ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
-      ],
-      // Own process group: a terminal's Ctrl-C reaches the app only, which stops the server after draining.
-      { uid: runAs.uid, gid: runAs.gid, detached: true, stdio: ['ignore', log, log], env: { ...process.env, LC_ALL: 'C' } },
-    );
-    closeSync(log);
-    let exited = false;
-    child.on('exit', () => {
-      exited = true;
-    });
-    child.unref();
-    pid = child.pid!;
-    await waitUntilReady(urlFor(port, password, 'postgres'), () => exited, logFile);
-    logger.info({ port, pgdata }, 'embedded PostgreSQL started');
+    pid = await spawnServer(port);
   }
   if (owned) await fs.writeFile(ownerFile, `${process.pid}\n${service ? 'service' : 'command'}\n`);
 
@@ -316,12 +326,52 @@ export async function startEmbeddedPostgres(
   }
 
   let stopped = false;
+  // The service keeps the server it owns running: one killed or crashed is started again on its
+  // port, so that the pool heals as after any outage instead of answering 503 until a restart.
+  let restarting: Promise<void> | undefined;
+  let retryAt = 0;
+  let retryDelayMs = RESTART_RETRY_FIRST_MS;
+  const restart = async (): Promise<void> => {
+    try {
+      if (await isRunning(pid, pgdata)) return;
+      if (retryDelayMs === RESTART_RETRY_FIRST_MS)
+        logger.error({ pid, port }, 'the embedded PostgreSQL stopped unexpectedly; starting it again');
+      // Clears the pid file the server left; one found running was started by hand on the folder.
+      const found = await readRunningServer(pgdata);
+      if (found && found.port !== port) throw new Error(`a PostgreSQL started by hand runs on the folder, on port ${found.port}`);
+      pid = found?.pid ?? (await spawnServer(port));
+      retryDelayMs = RESTART_RETRY_FIRST_MS;
+    } catch (error) {
+      // Most often the old server's processes still hold its shared memory or its port for a moment.
+      logger.warn(
+        { err: error instanceof Error ? error.message : String(error), retryInMs: retryDelayMs },
+        'starting the embedded PostgreSQL again failed',
+      );
+      retryAt = Date.now() + retryDelayMs;
+      retryDelayMs = Math.min(retryDelayMs * 2, RESTART_RETRY_MAX_MS);
+    }
+  };
+  const watcher =
+    service && owned
+      ? setInterval(() => {
+          if (stopped || restarting || isAlive(pid) || Date.now() < retryAt || isArmed('keep-lost-postgres-down')) return;
+          restarting = restart().finally(() => {
+            restarting = undefined;
+          });
+        }, WATCH_INTERVAL_MS)
+      : undefined;
+  watcher?.unref();
+
   return {
-    pid,
+    get pid() {
+      return pid;
+    },
     url: (database = DATABASE) => urlFor(port, password, database),
     async stop() {
       if (!owned || stopped) return;
       stopped = true;
+      clearInterval(watcher);
+      await restarting;
       // A service that started meanwhile took the server over; it stops it when it ends.
       if ((await readOwner(ownerFile))?.pid !== process.pid) return;
       // SIGINT is PostgreSQL's "fast" shutdown: roll back open transactions, checkpoint, exit.

@@ -306,15 +306,49 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
   });
 
+  it('starts again the PostgreSQL it lost, on its data, and serves again by itself', async () => {
+    const run = startProcess({ DATA_DIR: dataDir, PORT: '0' });
+    const port = await waitUntilListening(run);
+    expect(await gql(port, READ_USER, { id: user.id })).toEqual({ user });
+    const lost = await postgresPid(dataDir);
+    process.kill(lost, 'SIGKILL');
+
+    const restarted = await waitFor(
+      async () => {
+        const pid = await postgresPid(dataDir).catch(() => undefined);
+        return pid !== undefined && pid !== lost && !pidGone(pid) && pid;
+      },
+      30_000,
+      'a new PostgreSQL on the folder',
+    );
+    // The pool heals on its own: the data written before the loss, and a write after it.
+    await waitFor(async () => (await httpJson(`http://127.0.0.1:${port}/ready`)).status === 200, 30_000, 'the service to be ready again');
+    expect(await gql(port, READ_USER, { id: user.id })).toEqual({ user });
+    const email = 'startup-after-restart@example.com';
+    const created = await gql<{ createUser: { id: string } }>(port, CREATE_USER, { input: { name: 'After Restart', email } });
+    expect(await gql(port, READ_USER, { id: created.createUser.id })).toEqual({ user: { id: created.createUser.id, email } });
+    expect(logs(run).find((line) => line.msg === 'the embedded PostgreSQL stopped unexpectedly; starting it again')).toMatchObject({
+      level: 50,
+      pid: lost,
+    });
+    expect(await fs.readFile(path.join(dataDir, 'postgres.owner'), 'utf8')).toBe(`${run.child.pid}\nservice\n`);
+
+    // And stops the new one with itself.
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    await waitFor(() => pidGone(restarted), 10_000, `PostgreSQL ${restarted} to be gone`);
+  });
+
   it('refuses a command, and a second service, on a folder whose running service lost its PostgreSQL', async () => {
     const folder = await makeTempDir();
-    const first = startProcess({ DATA_DIR: folder, PORT: '0' });
+    // Held down, so that the commands below meet the moments before the service starts it again.
+    const first = startProcess({ DATA_DIR: folder, PORT: '0', PORTICO_FAILPOINTS: 'keep-lost-postgres-down' });
     // Started to the end: a start that loses its database fails and exits, and owns nothing then.
     await waitFor(() => logs(first).some((line) => line.msg === 'webhook worker started'), 45_000, 'the start to end');
     const pgPid = await postgresPid(folder);
     process.kill(pgPid, 'SIGKILL');
     await waitFor(() => pidGone(pgPid), 10_000, `PostgreSQL ${pgPid} to be gone`);
-    const refusal = `The Portico service (process ${first.child.pid}) on ${folder} has lost its embedded PostgreSQL; restart that service, which starts it again.`;
+    const refusal = `The Portico service (process ${first.child.pid}) on ${folder} has lost its embedded PostgreSQL and is starting it again; try again in a moment.`;
 
     // Starting another server under the service would take the folder from it: the next start would
     // no longer see the service, and two services would run on one folder.
