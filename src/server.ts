@@ -130,6 +130,12 @@ export function createApp(dependencies: AppDependencies): App {
     },
   };
 
+  const rateLimiting = useRateLimits({
+    counter: rateLimits,
+    defaultLimit: config.rateLimit.max,
+    windowMs: config.rateLimit.windowMs,
+    metrics,
+  });
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -233,6 +239,7 @@ export function createApp(dependencies: AppDependencies): App {
           unidentified,
         }),
         useUserTokens({ verify: userTokens, unidentified }),
+        rateLimiting.tickets,
         useConditionalWrites(),
         // A browser can send a GET or a form post cross-site without a preflight; such requests must
         // carry a header no form can set. The API key header counts; a key in the URL does not.
@@ -244,7 +251,7 @@ export function createApp(dependencies: AppDependencies): App {
         useIdempotencyKeyCheck(config.idempotency.required),
         // After the shape and cost limits, so a refused document costs nothing; before usage counting,
         // so a rate-limited request is not counted as an operation run.
-        ...useRateLimits({ counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs, metrics }),
+        rateLimiting.decisions,
         useIdempotency({ em: orm.em, ...config.idempotency, logger, box: webhooks.box }),
         useUsageCounting(usage),
         useOperationLabels(),

@@ -56,7 +56,13 @@ export function decisionOf(state: WindowState | undefined): 'admitted' | 'refuse
   return state.allowed ? 'admitted' : 'refused';
 }
 
-export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
+/**
+ * Two plugins: `tickets` gives every identified request its ticket as it arrives and the RateLimit
+ * fields on its answer, so that it goes right after identification (a request refused before it
+ * runs, 412 or 403, still says where its budget stands); `decisions` weighs the operation at
+ * execution, after the limits that refuse a document for nothing.
+ */
+export function useRateLimits(options: RateLimitOptions): { tickets: ServerPlugin; decisions: ServerPlugin } {
   const { counter, windowMs } = options;
   /** Tickets of requests in flight, by id: the library hands its Store only the identity string. */
   const tickets = new Map<string, RateLimitTicket>();
@@ -97,21 +103,7 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
     },
   });
 
-  const tickets$: ServerPlugin = {
-    onRequest({ serverContext }) {
-      if (!serverContext.auth) return;
-      const { key } = serverContext.auth;
-      const id = `${key.id}#${++sequence}`;
-      const ticket: RateLimitTicket = {
-        id,
-        budgetOf: key.lineageId,
-        limit: key.rateLimitPerMinute ?? options.defaultLimit,
-        cost: 1,
-        windowMs,
-      };
-      tickets.set(id, ticket);
-      serverContext.rateLimit = ticket;
-    },
+  const decisions: ServerPlugin = {
     onExecute({ args }) {
       const ticket = args.contextValue.rateLimit;
       if (!ticket) return;
@@ -134,6 +126,23 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
         if (message !== undefined) throw new RateLimitedError(message);
       });
     },
+  };
+
+  const tickets$: ServerPlugin = {
+    onRequest({ serverContext }) {
+      if (!serverContext.auth) return;
+      const { key } = serverContext.auth;
+      const id = `${key.id}#${++sequence}`;
+      const ticket: RateLimitTicket = {
+        id,
+        budgetOf: key.lineageId,
+        limit: key.rateLimitPerMinute ?? options.defaultLimit,
+        cost: 1,
+        windowMs,
+      };
+      tickets.set(id, ticket);
+      serverContext.rateLimit = ticket;
+    },
     onResponse({ serverContext, response }) {
       const ticket = serverContext.rateLimit;
       if (!ticket) return;
@@ -151,5 +160,5 @@ export function useRateLimits(options: RateLimitOptions): ServerPlugin[] {
       return whenSettled(ticket.decision ?? counter.peek(ticket.budgetOf, ticket.limit, windowMs), setHeaders);
     },
   };
-  return [tickets$];
+  return { tickets: tickets$, decisions };
 }

@@ -152,7 +152,11 @@ describe('conditional writes', () => {
       ['if-unmodified-since', 'Sat, 01 Jan 2000 00:00:00 GMT'],
       ['if-none-match', '*'],
     ] as const) {
-      expectProblem(await patch({ [name]: value }), 412, 'precondition-failed', path);
+      const refused = await patch({ [name]: value });
+      expectProblem(refused, 412, 'precondition-failed', path);
+      // Refused after the key was checked: the answer says where its budget stands, as every other does.
+      expect(refused.headers.get('ratelimit-policy')).toMatch(/^"per-key";q=\d+;w=\d+$/);
+      expect(refused.headers.get('ratelimit')).toMatch(/^"per-key";r=\d+;t=\d+$/);
     }
     expectProblem(await call('DELETE', path, { headers: { 'if-match': '"stale-tag"' } }), 412, 'precondition-failed', path);
     expect((await call<User>('GET', path)).body).toEqual(user);
