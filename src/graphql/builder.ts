@@ -9,6 +9,7 @@ import type { Scope } from '../services/api-keys.ts';
 import { actingDenied, actsFor, hasScope } from './acts-for.ts';
 import type { GraphQLContext } from './context.ts';
 import { decodeGlobalID, encodeGlobalID, nodeIdProblems } from './global-id.ts';
+import { shaped } from '../guards.ts';
 
 /** The leaf scopes that failed, however deeply `$all`/`$any` nest them. */
 function failedScopes(failure: AuthFailure): { scope: string; parameter: unknown }[] {
@@ -53,6 +54,12 @@ export const builder = new SchemaBuilder<{
     decodeGlobalID,
     idFieldOptions: { description: 'Its id, the same everywhere (`usr_…`, `ord_…`).' },
     nodeTypeOptions: {
+      // The plugin tags each loaded record with its type, but a second field asking for a node the
+      // request is still loading is handed the record before the tag: its type is its id's prefix.
+      resolveType: (record) => {
+        const id = shaped(record, { id: 'string' })?.id;
+        return id === undefined ? undefined : decodeGlobalID(id).typename || undefined;
+      },
       description:
         'An object with a global id, for clients that cache and refetch by id (Relay): a User or an Order. The id is the one it has everywhere (`usr_…`, `ord_…`).',
     },

@@ -49,9 +49,21 @@ function domainErrorOf(error: unknown): DomainError | undefined {
   }
 }
 
-/** Raised by graphql-js or yoga themselves: a GraphQLError all the way down, wrapping no other error. */
+/**
+ * What the executor (graphql-js's or graphql-jit's) says when the schema's own resolvers broke its
+ * contract with it: a null for a non-null field, a value of no possible type, output a scalar cannot
+ * represent. The request is not at fault; the service is.
+ */
+const EXECUTOR_FAULT =
+  /^(Cannot return null for non-nullable field |Runtime Object type (.* )?is not a possible type for |Abstract type \S+ (must resolve|was resolved) |Expected Iterable, but did not find one for field |\w+ cannot represent )/;
+
+/** Raised by graphql-js or yoga themselves about the request: a GraphQLError all the way down, wrapping no other error. */
 function isGraphQLOwnError(error: unknown): error is GraphQLError {
-  return error instanceof GraphQLError && (error.originalError == null || isGraphQLOwnError(error.originalError));
+  return (
+    error instanceof GraphQLError &&
+    !(error.path !== undefined && EXECUTOR_FAULT.test(error.message)) &&
+    (error.originalError == null || isGraphQLOwnError(error.originalError))
+  );
 }
 
 /**

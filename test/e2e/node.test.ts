@@ -47,6 +47,19 @@ describe('node and nodes', () => {
     expect(byUser.body.data!.user.id).toBe(alice);
   });
 
+  it('answer every field that asks for the same node in one document, as clients that refetch by fragment do', async () => {
+    const user = { __typename: 'User', id: alice };
+    const order = { __typename: 'Order', id: bobsOrder };
+    const twice = await server.gql(
+      `query ($user: ID!, $order: ID!) {
+        a: node(id: $user) { __typename id } b: node(id: $user) { __typename id }
+        c: nodes(ids: [$order]) { __typename id } d: node(id: $order) { __typename id } e: nodes(ids: [$order, $user]) { __typename id }
+      }`,
+      { user: alice, order: bobsOrder },
+    );
+    expect(twice.body).toEqual({ data: { a: user, b: user, c: [order], d: order, e: [order, user] } });
+  });
+
   it('answer null for a well-formed id of nothing', async () => {
     expect((await server.gql<NodeResult>(NODE, { id: newId('user') })).body).toEqual({ data: { node: null } });
     expect((await server.gql<NodeResult>(NODE, { id: newId('order') })).body).toEqual({ data: { node: null } });
