@@ -38,7 +38,7 @@ export async function openDatabase(config: Config, logger: Logger, options: Open
   let orm: MikroORM | undefined;
   try {
     orm = await openOrm(url, { poolMax: config.databasePoolMax, bounds, availability, logger, onQuery: options.onQuery });
-    if (options.migrate) await migrate(orm, logger);
+    if (options.migrate) await migrate(orm, logger, url, bounds);
     availability.watch();
   } catch (error) {
     availability.close();

@@ -9,6 +9,7 @@ import { planStatementsOnce } from './generic-plans.ts';
 import { preparesPlannedStatements } from './plain-text.ts';
 import { preparesMarkedStatements } from './prepared.ts';
 import { foldsTransactionEdges } from './transaction-edges.ts';
+import { withMigrationLock } from './migration-lock.ts';
 import { errnoOf } from '../guards.ts';
 
 export type { MikroORM };
@@ -92,7 +93,9 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
   return orm;
 }
 
-export async function migrate(orm: MikroORM, logger: Logger): Promise<void> {
-  const applied = await orm.migrator.up();
+/** Applies the pending migrations, one process at a time per database (db/migration-lock.ts); the names of those applied here. */
+export async function migrate(orm: MikroORM, logger: Logger, url: string, bounds?: ConnectionBounds): Promise<string[]> {
+  const applied = await withMigrationLock(url, bounds, logger, () => orm.migrator.up());
   for (const migration of applied) logger.info({ migration: migration.name }, 'migration applied');
+  return applied.map((migration) => migration.name);
 }

@@ -12,7 +12,7 @@ beforeAll(async () => {
   const database = await createEmptyDatabase();
   drop = database.drop;
   orm = await openOrm(database.url, { poolMax: 2, logger });
-  await migrate(orm, logger);
+  await migrate(orm, logger, database.url);
 });
 afterAll(async () => {
   await orm.close();
@@ -216,6 +216,24 @@ describe('the migration that puts folded emails in NFC', () => {
       expect(await index()).toBe(before);
     } finally {
       await close();
+    }
+  });
+});
+
+describe('migrations started by several processes at once', () => {
+  it('are applied once, by one of them, while the others wait and then find nothing to do', async () => {
+    const database = await createEmptyDatabase();
+    const orms = await Promise.all([1, 2, 3].map(() => openOrm(database.url, { poolMax: 2, logger })));
+    try {
+      // As instances of a deployment start together on a new database (or an upgrade's first start).
+      const applied = (await Promise.all(orms.map((each) => migrate(each, logger, database.url)))).flat();
+      const all = (await orms[0]!.migrator.getExecuted()).map((migration) => migration.name);
+      expect(all.length).toBeGreaterThan(10);
+      expect(applied.toSorted()).toEqual(all.toSorted());
+      expect((await orms[1]!.schema.getUpdateSchemaSQL({ wrap: false })).trim()).toBe('');
+    } finally {
+      await Promise.all(orms.map((each) => each.close()));
+      await database.drop();
     }
   });
 });

@@ -43,8 +43,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`create database ${template}`);
-  const orm = await openOrm(withDatabase(adminUrl, template), { poolMax: 2, logger });
-  await migrate(orm, logger);
+  const templateUrl = withDatabase(adminUrl, template);
+  const orm = await openOrm(templateUrl, { poolMax: 2, logger });
+  await migrate(orm, logger, templateUrl);
   await orm.close();
 
   project.provide('adminUrl', adminUrl);
