@@ -20,17 +20,21 @@ export interface PreparedAsset {
   /** Only when it is smaller (an image, already compressed, is not). */
   gzip: Uint8Array<ArrayBuffer> | undefined;
   etag: string;
+  /** The compressed one's: another representation, whose strong tag differs (RFC 9110 §8.8.3). */
+  gzipEtag: string;
 }
 
 /** Compresses off the event loop (zlib's thread pool): the GraphiQL bundle takes a moment. */
 async function prepareAsset(asset: StaticAsset): Promise<PreparedAsset> {
   const raw = typeof asset.body === 'string' ? Buffer.from(asset.body) : asset.body;
   const compressed = await gzipped(raw, { level: 9 });
+  const digest = createHash('sha256').update(raw).digest('base64url').slice(0, 27);
   return {
     type: asset.type,
     raw,
     gzip: compressed.length < raw.length ? compressed : undefined,
-    etag: `"${createHash('sha256').update(raw).digest('base64url').slice(0, 27)}"`,
+    etag: `"${digest}"`,
+    gzipEtag: `"${digest}-gzip"`,
   };
 }
 
@@ -65,14 +69,15 @@ function unchanged(ifNoneMatch: string | null, etag: string): boolean {
 
 /** The answer to a GET or HEAD of an asset. */
 export function assetResponse(request: Request, asset: PreparedAsset, ResponseClass: typeof Response): Response {
+  const compressed = asset.gzip !== undefined && takesGzip(request.headers.get('accept-encoding'));
+  const etag = compressed ? asset.gzipEtag : asset.etag;
   const headers: Record<string, string> = {
-    etag: asset.etag,
+    etag,
     // Stored, and revalidated on each use: a 304 costs a round trip, a stale bundle a broken page.
     'cache-control': 'public, no-cache',
     vary: 'Accept-Encoding',
   };
-  if (unchanged(request.headers.get('if-none-match'), asset.etag)) return new ResponseClass(null, { status: 304, headers });
-  const compressed = asset.gzip !== undefined && takesGzip(request.headers.get('accept-encoding'));
+  if (unchanged(request.headers.get('if-none-match'), etag)) return new ResponseClass(null, { status: 304, headers });
   const body = compressed ? asset.gzip! : asset.raw;
   return new ResponseClass(request.method === 'HEAD' ? null : body, {
     headers: {

@@ -30,7 +30,7 @@ const VERSION_2_TAG_BYTES = 12;
 export const MAX_CURSOR_LENGTH = Math.ceil(((1 + 3 + 4 * NAME_MAX_LENGTH + 20 + VERSION_2_TAG_BYTES) * 4) / 3);
 
 /** What a value that is no cursor of the list it was given to is told. */
-export const CURSOR_REFUSAL = 'is not a valid cursor for this list; use a cursor returned by it';
+export const CURSOR_REFUSAL = 'is not a valid cursor for this list; use a cursor it returned (for the same sort, where it takes one)';
 
 /** Whether a value could be a cursor at all (checked before its signature, and by REST before a request runs). */
 export function isCursorShaped(cursor: string): boolean {

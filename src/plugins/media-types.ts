@@ -84,7 +84,7 @@ export function useGraphQLMediaTypes(): ServerPlugin {
         refuse(request, {
           kind: 'unsupported-media-type',
           detail:
-            `Send GraphQL requests as POST with Content-Type: application/json, or as GET with query parameters` +
+            `Send GraphQL requests as POST with Content-Type: application/json (or the document alone as application/graphql, or a form as application/x-www-form-urlencoded), or as GET with query parameters` +
             `${sent ? ` (not ${sent})` : ''}.`,
         }),
       );

@@ -163,12 +163,26 @@ describe('caching', () => {
           })
           .on('error', reject);
       });
-      expect([compressed.status, compressed.headers['content-encoding'], compressed.headers.etag]).toEqual([200, 'gzip', etag]);
+      // Another representation (RFC 9110 §8.8.3: a strong tag changes with the content coding).
+      const gzipTag = compressed.headers.etag;
+      expect([compressed.status, compressed.headers['content-encoding']]).toEqual([200, 'gzip']);
+      expect(gzipTag).toMatch(/^"[\w-]+"$/);
+      expect(gzipTag).not.toBe(etag);
       expect(compressed.bytes.length).toBeLessThan(plainBytes.length / 2);
       expect(gunzipSync(compressed.bytes).equals(plainBytes)).toBe(true);
 
-      const revalidated = await fetch(`${server.url}${path}`, { headers: { 'if-none-match': etag! } });
-      expect([revalidated.status, (await revalidated.arrayBuffer()).byteLength, revalidated.headers.get('etag')]).toEqual([304, 0, etag]);
+      // fetch takes gzip: it revalidates the compressed one.
+      const revalidated = await fetch(`${server.url}${path}`, { headers: { 'if-none-match': gzipTag! } });
+      expect([revalidated.status, (await revalidated.arrayBuffer()).byteLength, revalidated.headers.get('etag')]).toEqual([
+        304,
+        0,
+        gzipTag,
+      ]);
+      const identity = await fetch(`${server.url}${path}`, { headers: { 'if-none-match': etag!, 'accept-encoding': 'identity' } });
+      expect([identity.status, identity.headers.get('etag')]).toEqual([304, etag]);
+      // A tag of the other representation is not this one's.
+      const crossed = await fetch(`${server.url}${path}`, { headers: { 'if-none-match': etag!, 'accept-encoding': 'gzip' } });
+      expect([crossed.status, crossed.headers.get('etag')]).toEqual([200, gzipTag]);
       const other = await fetch(`${server.url}${path}`, { headers: { 'if-none-match': '"another"', 'accept-encoding': 'gzip;q=0' } });
       expect([other.status, other.headers.get('content-encoding')]).toEqual([200, null]);
     },
