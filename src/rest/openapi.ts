@@ -415,11 +415,12 @@ function problemResponse(kinds: readonly ProblemKind[], moreHeaders: Json): Json
   };
 }
 
-function errorKinds(route: RestRoute, schema: GraphQLSchema): ProblemKind[] {
+function errorKinds(route: RestRoute): ProblemKind[] {
   // Every route needs an API key (401 without a valid one) whose scope and allowlist permit it (403).
   const kinds: ProblemKind[] = ['invalid-input', 'unauthenticated', 'forbidden'];
-  const nullable = !isNonNullType(routeField(schema, route).type);
-  if (pathParameters(route.path).length > 0 || nullable) kinds.push('not-found');
+  // A resource named in the path may not exist. A collection's field is nullable only so that an
+  // error in it leaves the rest of a GraphQL document's data: on REST it is that error's answer.
+  if (pathParameters(route.path).length > 0) kinds.push('not-found');
   if (['createUser', 'replaceUser', 'updateUser', 'createWebhookEndpoint', 'resendWebhookDelivery'].includes(route.operationId)) {
     kinds.push('conflict');
   }
@@ -479,7 +480,7 @@ function operation(schema: GraphQLSchema, route: RestRoute): Json {
           },
         }
       : {}),
-    responses: { [route.status]: success, ...errorResponses(errorKinds(route, schema), writes) },
+    responses: { [route.status]: success, ...errorResponses(errorKinds(route), writes) },
   };
 }
 

@@ -150,7 +150,7 @@ describe('scopes', () => {
   });
 
   it('denies a field inside an otherwise allowed query as a coded error on that field', async () => {
-    // `order` is nullable; a denied non-null root field (like `orders`) would null all the data, and 403.
+    // Root fields are nullable: a denied one is null beside the data of those allowed.
     const readUsers = await key({ scopes: ['users:read'] });
     const result = await graphql('{ users(first: 1) { pageInfo { hasNextPage } } order(id: "ord_01jd3x5kq2f6r0w8c4n1y7s9ta") { id } }', {
       'x-api-key': readUsers,
@@ -170,7 +170,8 @@ describe('scopes', () => {
       },
     );
     expect([missing.status, missing.body.data]).toEqual([200, { user: null, order: null }]);
-    // A non-null field refused beside one that ran nulls the data, and it is still no 403.
+    // `orders` is non-null in the specified schema: refused beside a field that ran, it nulls the
+    // data, and it is still no 403. `orderList`, nullable, leaves the rest.
     const beside = await graphql(
       `
         {
@@ -187,6 +188,14 @@ describe('scopes', () => {
       },
     );
     expect([beside.status, beside.body.data]).toEqual([200, null]);
+    const listed = await graphql(
+      '{ a: user(id: "usr_01m8g65eycetzaha7yd9gcs85a") { id } b: orderList(userId: "usr_01m8g65eycetzaha7yd9gcs85a") { items { id } } }',
+      { 'x-api-key': readUsers },
+    );
+    expect([listed.status, listed.body.data]).toEqual([200, { a: null, b: null }]);
+    expect(listed.body.errors).toEqual([
+      match.objectContaining({ path: ['b'], extensions: match.objectContaining({ code: 'FORBIDDEN' }) }),
+    ]);
     // A field below an allowed one refused: the allowed one ran. (A user must exist for the page to
     // hold one whose orders are refused.)
     await server.gql('mutation { createUser(input: { name: "Below", email: "below@example.com" }) { id } }');

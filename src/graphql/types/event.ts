@@ -47,6 +47,7 @@ builder.queryFields((t) => ({
   events: t.field({
     authScopes: { scope: 'webhooks:manage' },
     type: EventConnection,
+    nullable: true,
     description: `${feed('after')} \`first\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
     args: {
       first: t.arg.int({ description: ARGUMENTS.first }),
@@ -88,6 +89,7 @@ builder.queryField('eventList', (t) =>
   t.field({
     authScopes: { scope: 'webhooks:manage' },
     type: EventListRef,
+    nullable: true,
     description: `${feed('cursor')} \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}; \`type\`: only events of that type.`,
     args: {
       limit: t.arg.int({ description: ARGUMENTS.limit }),

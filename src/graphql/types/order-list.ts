@@ -16,6 +16,7 @@ builder.queryField('orderList', (t) =>
   t.field({
     authScopes: (_root, args) => ({ $all: { scope: 'orders:read', actsFor: String(args.userId) } }),
     type: OrderListRef,
+    nullable: true,
     description: `A user's orders, newest first, a page at a time. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}. NOT_FOUND if the user does not exist.`,
     args: {
       userId: t.arg.id({ required: true, description: idOf('user whose orders to list') }),

@@ -48,6 +48,7 @@ builder.queryField('userList', (t) =>
   t.field({
     authScopes: { scope: 'users:read' },
     type: UserListRef,
+    nullable: true,
     description: [
       'Users, a page at a time, in one of three styles chosen by the arguments given (one style per request):',
       `\`page\` (1 to ${PAGE_NUMBER_MAX}): numbered pages with totals; \`afterId\`: the users after that id, by id;`,

@@ -80,6 +80,7 @@ builder.queryField('webhookDeliveries', (t) =>
   t.field({
     authScopes: MANAGE,
     type: WebhookDeliveryListRef,
+    nullable: true,
     description: `An endpoint's deliveries with their attempts, newest first. \`status\`: one of ${STATES}. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}.`,
     args: {
       endpointId: t.arg.id({ required: true, description: idOf('endpoint (`wep_…`)') }),

@@ -71,6 +71,7 @@ builder.queryFields((t) => ({
   webhookEndpoints: t.field({
     authScopes: MANAGE,
     type: WebhookEndpointListRef,
+    nullable: true,
     description: `This API key's webhook endpoints (an admin key's: every one), oldest first. \`limit\`: 1 to ${PAGE_SIZE.max}, default ${PAGE_SIZE.default}.`,
     args: { limit: t.arg.int({ description: ARGUMENTS.limit }), cursor: t.arg.string({ description: ARGUMENTS.cursor }) },
     resolve: (_root, args, ctx) => listEndpoints(ctx.em(), ctx.cursors, ownerOf(ctx), args),
