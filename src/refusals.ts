@@ -1,7 +1,7 @@
 // Refusing a request before (or instead of) running it, in the format of the face it came to:
 // Problem Details on REST, a GraphQL error response on /graphql.
 import { STATUS_CODES } from 'node:http';
-import { PROBLEM_KINDS, problem, problemHeaders, type ProblemKind } from './errors.ts';
+import { PROBLEM_KINDS, problem, problemHeaders, type FieldError, type ProblemKind } from './errors.ts';
 import { preferred } from './http/accept.ts';
 import { GRAPHQL_PATH } from './paths.ts';
 import { maskKeysIn } from './services/api-key-secrets.ts';
@@ -17,6 +17,8 @@ export interface Refusal {
   kind: ProblemKind;
   detail: string;
   headers?: Record<string, string>;
+  /** The fields of the input it is about, named as the client's input holds them. */
+  fieldErrors?: FieldError[];
 }
 
 /** What a GraphQL refusal is written in, as Accept prefers (JSON when it weighs both alike, as for `*\/*`). */
@@ -28,7 +30,8 @@ export function refusalParts(
   accept: string,
   refusal: Refusal,
 ): { status: number; headers: Record<string, string>; body: string } {
-  const body = { ...problem(refusal.kind, refusal.detail), instance: path };
+  const fieldErrors = refusal.fieldErrors?.length ? refusal.fieldErrors : undefined;
+  const body = { ...problem(refusal.kind, refusal.detail), instance: path, ...(fieldErrors ? { errors: fieldErrors } : {}) };
   const headers = { ...problemHeaders(refusal.kind), ...refusal.headers };
   if (faceOf(path) === 'rest')
     return {
@@ -37,7 +40,10 @@ export function refusalParts(
       body: maskKeysIn(JSON.stringify(body)),
     };
   const type = preferred(accept, SINGLE_RESULT_TYPES) ?? 'application/json';
-  const error = { message: refusal.detail, extensions: { code: PROBLEM_KINDS[refusal.kind].code, type: body.type } };
+  const error = {
+    message: refusal.detail,
+    extensions: { code: PROBLEM_KINDS[refusal.kind].code, type: body.type, ...(fieldErrors ? { errors: fieldErrors } : {}) },
+  };
   return {
     status: body.status,
     headers: { 'content-type': `${type}; charset=utf-8`, ...headers },

@@ -6,8 +6,8 @@
 
 /** A number in a JSON text that became a whole number other than the one it writes. */
 export interface InexactNumber {
-  /** The member or index it stood at (its last step; '' for a bare number). */
-  key: string;
+  /** Where it stood: the members and indexes from the top of the text down to it (none for a bare number). */
+  path: (string | number)[];
   /** As it was written. */
   source: string;
   /** What it would have been read as. */
@@ -62,20 +62,40 @@ export function parseJson(text: string): { value: unknown; inexact: InexactNumbe
 }
 
 function revived(text: string): { value: unknown; inexact: InexactNumber | undefined } {
-  let inexact: InexactNumber | undefined;
+  let found: { holder: unknown; key: string; source: string; read: number } | undefined;
   const value: unknown = JSON.parse(text, function (this: unknown, key: string, read: unknown, context?: ReviverContext) {
     if (
-      inexact === undefined &&
+      found === undefined &&
       typeof read === 'number' &&
       Number.isInteger(read) &&
       context?.source !== undefined &&
       !writesExactly(context.source, read)
     ) {
-      inexact = { key, source: context.source, read };
+      found = { holder: this, key, source: context.source, read };
     }
     return read;
   });
-  return { value, inexact };
+  if (!found) return { value, inexact: undefined };
+  // The reviver sees only the object holding the number; where that object is, is looked up once.
+  const holderPath = found.key === '' ? [] : (pathTo(value, found.holder) ?? []);
+  const step = Array.isArray(found.holder) ? Number(found.key) : found.key;
+  return { value, inexact: { path: found.key === '' ? [] : [...holderPath, step], source: found.source, read: found.read } };
+}
+
+/** The members and indexes that lead from `root` to the object `target`, or undefined. */
+function pathTo(root: unknown, target: unknown): (string | number)[] | undefined {
+  if (root === target) return [];
+  if (typeof root !== 'object' || root === null) return undefined;
+  for (const [key, child] of Object.entries(root)) {
+    const below = pathTo(child, target);
+    if (below) return [Array.isArray(root) ? Number(key) : key, ...below];
+  }
+  return undefined;
+}
+
+/** A path as a client's code writes it: `input.total`, `ids[1]`. */
+export function pathText(path: readonly (string | number)[]): string {
+  return path.map((step, index) => (typeof step === 'number' ? `[${step}]` : index === 0 ? step : `.${step}`)).join('');
 }
 
 /** What a client is told of such a number, after "holds" or "is". */

@@ -2,7 +2,7 @@
 // with JSON.parse and lets a SyntaxError escape as an unexpected error (INTERNAL); a client that sent
 // text that is not JSON is told so instead, naming the parameter, and so is one whose numbers JSON.parse
 // would not read as written (http/json-numbers.ts).
-import { inexactDetail, parseJson, type InexactNumber } from '../http/json-numbers.ts';
+import { inexactDetail, parseJson, pathText, type InexactNumber } from '../http/json-numbers.ts';
 import { refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
@@ -23,7 +23,14 @@ export function useGetParameterChecks(): ServerPlugin {
           return;
         }
         if (inexact) {
-          endResponse(refuse(request, { kind: 'invalid-input', detail: `The ${name} query parameter holds ${inexactDetail(inexact)}.` }));
+          // One in the variables is named as a variable its type refuses is (graphql/variable-errors.ts).
+          const fieldErrors =
+            name === 'variables' && inexact.path.length > 0
+              ? [{ field: pathText(inexact.path), message: `is ${inexactDetail(inexact)}` }]
+              : [];
+          endResponse(
+            refuse(request, { kind: 'invalid-input', detail: `The ${name} query parameter holds ${inexactDetail(inexact)}.`, fieldErrors }),
+          );
           return;
         }
       }

@@ -7,7 +7,7 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLParams } from 'graphql-yoga';
 import { utf8Of } from '../http/body-encoding.ts';
-import { inexactDetail, parseJson } from '../http/json-numbers.ts';
+import { inexactDetail, parseJson, pathText } from '../http/json-numbers.ts';
 import type { ServerPlugin } from './server-context.ts';
 
 /** The media types yoga reads as a JSON body (its isPOSTJsonRequest). */
@@ -53,7 +53,15 @@ function paramsOf(text: string): GraphQLParams {
   } catch {
     throw badRequest('POST body sent invalid JSON.', { status: 400, spec: true });
   }
-  if (parsed.inexact) throw badRequest(`The body holds ${inexactDetail(parsed.inexact)}.`, { status: 400 });
+  if (parsed.inexact) {
+    // One in the variables is named as a variable its type refuses is (graphql/variable-errors.ts).
+    const [top, ...within] = parsed.inexact.path;
+    const errors =
+      top === 'variables' && within.length > 0 ? [{ field: pathText(within), message: `is ${inexactDetail(parsed.inexact)}` }] : undefined;
+    throw createGraphQLError(`The body holds ${inexactDetail(parsed.inexact)}.`, {
+      extensions: { http: { status: 400 }, code: 'BAD_REQUEST', ...(errors ? { errors } : {}) },
+    });
+  }
   const body = parsed.value;
   if (body === null || typeof body !== 'object') {
     throw badRequest(`POST body is expected to be object but received ${body === null ? 'null' : typeof body}`, { status: 400 });

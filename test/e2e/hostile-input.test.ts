@@ -191,17 +191,41 @@ describe('numbers with more digits than a double holds', () => {
       },
       body: `{"query": ${JSON.stringify(mutation)}, "variables": {"input": {"userId": "${user.id}", "total": 1.0000000000000000001}}}`,
     });
-    const answer = (await posted.json()) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+    const answer = (await posted.json()) as {
+      data?: unknown;
+      errors: { message: string; extensions: { code: string; errors?: { field: string; message: string }[] } }[];
+    };
     expect([posted.status, answer.data, answer.errors.map((error) => error.extensions.code)]).toEqual([400, undefined, ['BAD_USER_INPUT']]);
     expect(answer.errors[0]!.message).toMatch(/^The body holds 1\.0000000000000000001, which cannot be read exactly \(it would be 1\)/);
+    // Named where it sits in the variables, as a value its type refuses is, for a form to show it by its field.
+    expect(answer.errors[0]!.extensions.errors).toEqual([{ field: 'input.total', message: match.stringMatching(READ_AS_WRITTEN) }]);
     expect(await ordersOf()).toBe(before);
 
     const variables = encodeURIComponent('{"first": 20.0000000000000001}');
     const query = encodeURIComponent('query ($first: Int) { users(first: $first) { edges { node { id } } } }');
     const read = await server.fetch(`/graphql?query=${query}&variables=${variables}`, { headers: { accept: 'application/json' } });
-    const refused = (await read.json()) as { errors: { message: string; extensions: { code: string } }[] };
+    const refused = (await read.json()) as {
+      errors: { message: string; extensions: { code: string; errors?: { field: string; message: string }[] } }[];
+    };
     expect([read.status, refused.errors.map((error) => error.extensions.code)]).toEqual([400, ['BAD_USER_INPUT']]);
     expect(refused.errors[0]!.message).toMatch(/^The variables query parameter holds 20\.0000000000000001, which cannot be read exactly/);
+    expect(refused.errors[0]!.extensions.errors).toEqual([{ field: 'first', message: match.stringMatching(READ_AS_WRITTEN) }]);
+
+    // In a list, by its index; outside the variables, no field is named.
+    const listed = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: `{"query": "query ($ids: [ID!]!) { nodes(ids: $ids) { id } }", "variables": {"ids": ["${user.id}", 2.00000000000000001]}}`,
+    });
+    const inList = (await listed.json()) as typeof refused;
+    expect(inList.errors[0]!.extensions.errors).toEqual([{ field: 'ids[1]', message: match.stringMatching(READ_AS_WRITTEN) }]);
+    const outside = await server.fetch('/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: '{"query": "{ __typename }", "extensions": {"n": 1e-400}}',
+    });
+    const notVariables = (await outside.json()) as typeof refused;
+    expect([outside.status, notVariables.errors[0]!.extensions.errors]).toEqual([400, undefined]);
   });
 });
 
