@@ -348,10 +348,20 @@ function originList(env: Env, name: string): string[] {
   });
 }
 
-function jwtConfig(env: Env, missing: string[] | undefined): JwtConfig {
+/** Host names that stay on the machine: a key set fetched from one in plain HTTP crosses no network. */
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+function jwtConfig(env: Env, missing: string[] | undefined, production: boolean): JwtConfig {
   const jwksUrl = env.JWT_JWKS_URL?.trim() || undefined;
   if (jwksUrl !== undefined && !/^https?:\/\//.test(jwksUrl))
     throw new ConfigError(`JWT_JWKS_URL must be an http(s) URL (got "${jwksUrl}").`);
+  // The key set decides whom every token speaks for: anyone on the path of a plain-HTTP fetch could
+  // hand the service keys of their own, and sign tokens for any user.
+  if (production && jwksUrl?.startsWith('http://') && !LOOPBACK_HOST.test(new URL(jwksUrl).hostname)) {
+    throw new ConfigError(
+      `JWT_JWKS_URL must be an https URL in production (got "${jwksUrl}"); plain http is taken only from this machine (localhost).`,
+    );
+  }
   const publicKey = env.JWT_PUBLIC_KEY?.trim() || undefined;
   if (publicKey !== undefined && !publicKey.startsWith('-----BEGIN PUBLIC KEY-----')) {
     throw new ConfigError('JWT_PUBLIC_KEY must be a PEM public key starting with -----BEGIN PUBLIC KEY-----.');
@@ -468,7 +478,7 @@ export function loadConfig(env: Env = process.env): Config {
   const cursorSecret = secret(env, 'CURSOR_SECRET', missing);
   const apiKeyPepper = secret(env, 'API_KEY_PEPPER', missing);
   const webhookSecretKey = secret(env, 'WEBHOOK_SECRET_KEY', missing);
-  const jwt = jwtConfig(env, missing);
+  const jwt = jwtConfig(env, missing, production);
   if (missing && missing.length > 0) {
     throw new ConfigError(
       `NODE_ENV=production needs ${listed(missing)}; generate each secret (CURSOR_SECRET, API_KEY_PEPPER, WEBHOOK_SECRET_KEY: the same on every instance) with \`openssl rand -base64 48\`.`,

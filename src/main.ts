@@ -171,7 +171,7 @@ async function startApi(
   // A key another instance (or the keys CLI) creates, rotates or revokes reaches this one at once.
   const keyChanges = await listen(db.url, API_KEYS_CHANNEL, (payload) => apiKeys.keysChanged(payload), logger, { bounds: db.bounds });
   const usage = new UsageRecorder(() => db.orm.em.fork(), logger, config.usageFlushMs);
-  const userTokens = await userTokenVerifier(config.jwt, config.dataDir);
+  const userTokens = await userTokenVerifier(config.jwt, config.dataDir, logger);
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
   metrics.measure({ rateLimitStore: () => rateLimits.stats });
   const app = createApp({

@@ -304,6 +304,14 @@ describe('configuration', () => {
     expect(config.graphiql).toBe(false);
     expect(loadConfig({ NODE_ENV: 'production', ...secrets, GRAPHIQL: 'true' }).graphiql).toBe(true);
     expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', JWT_ISSUER: '' })).toThrow(/^NODE_ENV=production needs JWT_ISSUER;/);
+    // The key set that says whom tokens speak for is not fetched in plain HTTP across a network.
+    expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', JWT_JWKS_URL: 'http://id.example.com/jwks.json' })).toThrow(
+      /^JWT_JWKS_URL must be an https URL in production/,
+    );
+    for (const local of ['http://localhost:8080/jwks.json', 'http://127.0.0.1:8080/jwks.json', 'http://[::1]:8080/jwks.json']) {
+      expect(loadConfig({ ...secrets, NODE_ENV: 'production', JWT_JWKS_URL: local }).jwt.jwksUrl).toBe(local);
+    }
+    expect(loadConfig({ ...secrets, JWT_JWKS_URL: 'http://id.example.com/jwks.json' }).jwt.jwksUrl).toBe('http://id.example.com/jwks.json');
     expect(() => loadConfig({ ...secrets, NODE_ENV: 'production', WEBHOOK_SECRET_KEY: '' })).toThrow(
       /^NODE_ENV=production needs WEBHOOK_SECRET_KEY;/,
     );

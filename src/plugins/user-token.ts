@@ -2,8 +2,8 @@
 // here: only actions on a user's own data need one (see the `actsFor` scope), so a request without
 // a token goes on, and one with a token that does not verify stops with 401, spending a request of
 // its address's budget for requests that are not identified (plugins/api-key.ts).
-import { UnauthenticatedError } from '../errors.ts';
-import { deny } from '../refusals.ts';
+import { UnauthenticatedError, UnavailableError } from '../errors.ts';
+import { deny, refuse } from '../refusals.ts';
 import { BEARER_CHALLENGE, type RequestAuth } from '../services/request-auth.ts';
 import type { UserTokenVerifier } from '../services/user-tokens.ts';
 import { refuseUnidentified, type UnidentifiedLimit } from './api-key.ts';
@@ -24,6 +24,8 @@ export function useUserTokens(options: { verify: UserTokenVerifier; unidentified
     try {
       auth.userId = (await options.verify(token)).userId;
     } catch (error) {
+      // The token could not be checked (its keys cannot be fetched): no verdict on it, and nothing spent.
+      if (error instanceof UnavailableError) return endResponse(refuse(request, { kind: 'unavailable', detail: error.message }));
       if (!(error instanceof UnauthenticatedError)) throw error;
       return refused(error.message, invalid);
     }

@@ -3,10 +3,12 @@
 // none` never verifies: every key source pins the algorithms it accepts. A token may live at most
 // JWT_MAX_AGE (`exp` − `iat`; without `iat`, from now), and an `iat` in the future is refused; its
 // `sub` must be a user's id.
-import { createRemoteJWKSet, importSPKI, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { importSPKI, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { ConfigError, JWT_ASYMMETRIC_ALGORITHMS, type JwtConfig } from '../config.ts';
 import { isId } from '../db/ids.ts';
-import { UnauthenticatedError } from '../errors.ts';
+import { UnauthenticatedError, UnavailableError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { remoteKeySet, type JwksTiming } from './jwks.ts';
 import { resolveSecret } from '../secrets.ts';
 
 export interface UserToken {
@@ -24,12 +26,17 @@ export async function hs256Secret(config: JwtConfig, dataDir: string): Promise<s
   return config.secret ?? resolveSecret(undefined, dataDir, 'jwt-secret');
 }
 
-export async function userTokenVerifier(config: JwtConfig, dataDir: string): Promise<UserTokenVerifier> {
+export async function userTokenVerifier(
+  config: JwtConfig,
+  dataDir: string,
+  logger: Logger,
+  jwksTiming?: JwksTiming,
+): Promise<UserTokenVerifier> {
   let key: Uint8Array | CryptoKey | undefined;
   let keySet: JWTVerifyGetKey | undefined;
   let algorithms: string[];
   if (config.jwksUrl) {
-    keySet = createRemoteJWKSet(new URL(config.jwksUrl), { cooldownDuration: 30_000, timeoutDuration: 5000 });
+    keySet = remoteKeySet(new URL(config.jwksUrl), logger, jwksTiming);
     algorithms = [...JWT_ASYMMETRIC_ALGORITHMS];
   } else if (config.publicKey) {
     try {
@@ -64,7 +71,9 @@ export async function userTokenVerifier(config: JwtConfig, dataDir: string): Pro
       const subject: unknown = payload.sub;
       if (typeof subject !== 'string' || !isId('user', subject)) throw new Error('sub is not a user id');
       return { userId: subject };
-    } catch {
+    } catch (error) {
+      // Not the token's fault: the keys to check it with cannot be had (services/jwks.ts).
+      if (error instanceof UnavailableError) throw error;
       // The reason stays server-side; clients learn only that the token is not acceptable.
       throw new UnauthenticatedError('The user token is not valid: check its signature, issuer, audience and expiry.');
     }

@@ -7,7 +7,11 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { userTokenVerifier } from '../../src/services/user-tokens.ts';
+import { createLogger } from '../../src/log.ts';
 import { match } from '../support/match.ts';
+import { expectProblem } from '../support/rest.ts';
+import { eventually } from '../support/steady-load.ts';
+import type { JwksTiming } from '../../src/services/jwks.ts';
 import { usedCredential } from '../support/credentials.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../support/server.ts';
 
@@ -260,7 +264,9 @@ describe('tokens from an identity provider', () => {
       ['-----BEGIN PUBLIC KEY-----\ngarbage\n-----END PUBLIC KEY-----', 'RS256'],
       [rsaPem, 'ES256'],
     ] as const) {
-      await expect(userTokenVerifier({ ...jwt, publicKey: pem, publicKeyAlgorithm: algorithm }, '/nonexistent')).rejects.toThrow(
+      await expect(
+        userTokenVerifier({ ...jwt, publicKey: pem, publicKeyAlgorithm: algorithm }, '/nonexistent', createLogger('silent')),
+      ).rejects.toThrow(
         match.objectContaining({
           name: 'ConfigError',
           message: match.stringMatching(/^JWT_PUBLIC_KEY must be a PEM public key .* for JWT_ALGORITHM/),
@@ -268,9 +274,9 @@ describe('tokens from an identity provider', () => {
       );
     }
     // The key it is, for its algorithm, verifies.
-    await expect(userTokenVerifier({ ...jwt, publicKey: rsaPem, publicKeyAlgorithm: 'RS256' }, '/nonexistent')).resolves.toBeTypeOf(
-      'function',
-    );
+    await expect(
+      userTokenVerifier({ ...jwt, publicKey: rsaPem, publicKeyAlgorithm: 'RS256' }, '/nonexistent', createLogger('silent')),
+    ).resolves.toBeTypeOf('function');
   });
 
   it('verify against its JWKS URL, and tokens signed by other keys do not', async () => {
@@ -310,6 +316,123 @@ describe('tokens from an identity provider', () => {
     } finally {
       await idp.close();
       jwks.close();
+    }
+  });
+});
+
+describe("the identity provider's signing keys (JWT_JWKS_URL) when the provider fails", () => {
+  interface Provider {
+    url: string;
+    mode: 'ok' | 'failing';
+    hits: number;
+    close(): void;
+  }
+
+  async function startProvider(jwk: object): Promise<Provider> {
+    const provider = { url: '', mode: 'ok' as Provider['mode'], hits: 0, close: () => undefined as void };
+    const server = http.createServer((_req, res) => {
+      provider.hits += 1;
+      if (provider.mode === 'failing') res.writeHead(500).end('down for maintenance');
+      else res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    provider.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks.json`;
+    provider.close = () => void server.close();
+    return provider;
+  }
+
+  async function setUp(timing: JwksTiming) {
+    const { publicKey, privateKey } = await generateKeyPair('RS256');
+    const provider = await startProvider({ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' });
+    const server = await startTestServer(
+      { jwt: { ...loadConfig({}).jwt, jwksUrl: provider.url, issuer: 'https://id.example.com/', audience: 'portico-api' } },
+      { jwksTiming: timing },
+    );
+    const created = await server.gql<{ createUser: { id: string } }>(
+      'mutation { createUser(input: { name: "Eve", email: "eve@example.com" }) { id } }',
+    );
+    const userId = created.body.data!.createUser.id;
+    const key = await server.createKey({ scopes: ['orders:read'] });
+    const sign = (kid: string, signingKey: CryptoKey = privateKey) =>
+      new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid })
+        .setSubject(userId)
+        .setIssuer('https://id.example.com/')
+        .setAudience('portico-api')
+        .setExpirationTime('5m')
+        .sign(signingKey);
+    const get = (token: string) =>
+      server.fetch(`/users/${userId}/orders`, { headers: { 'x-api-key': key, authorization: `Bearer ${token}` } });
+    return { provider, server, sign, get, userId };
+  }
+
+  it('keeps checking tokens with the keys last fetched, holds fetches back after a failure, and answers 503 (not 401) for a key it cannot fetch', async () => {
+    const { provider, server, sign, get, userId } = await setUp({
+      timeoutMs: 1000,
+      refreshAfterMs: 100,
+      unknownKeyCooldownMs: 30_000,
+      retryFirstMs: 60_000,
+      retryMaxMs: 60_000,
+    });
+    try {
+      const token = await sign('k1');
+      expect((await get(token)).status).toBe(200);
+      expect(provider.hits).toBe(1);
+
+      provider.mode = 'failing';
+      // Once the keys are old, a request fetches them again in the background, and is answered meanwhile.
+      await eventually(
+        async () =>
+          (await get(token)).status === 200 && server.logs.some((line) => String(line.msg).includes('signing keys cannot be fetched')),
+        'the background fetch to fail and be logged, while tokens are still checked',
+        10_000,
+      );
+      const hits = provider.hits;
+      for (let i = 0; i < 5; i += 1) expect((await get(token)).status).toBe(200);
+      // A key id the kept keys lack cannot be checked while the provider fails: 503, and no new fetch each time.
+      for (let i = 0; i < 5; i += 1) {
+        const response = await get(await sign(`forged-${i}`));
+        expectProblem(
+          { status: response.status, headers: response.headers, text: '', body: await response.json() },
+          503,
+          'unavailable',
+          `/users/${userId}/orders`,
+        );
+        expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
+        expect(response.headers.get('www-authenticate')).toBeNull();
+      }
+      expect(provider.hits).toBe(hits);
+      // A token the kept keys refuse is still refused as invalid.
+      expect((await get(await sign('k1', (await generateKeyPair('RS256')).privateKey))).status).toBe(401);
+      // Logged once for the whole episode, with the reason.
+      expect(server.logs.filter((line) => String(line.msg).includes('signing keys cannot be fetched'))).toEqual([
+        match.objectContaining({ level: 50, err: 'HTTP 500' }),
+      ]);
+    } finally {
+      await server.close();
+      provider.close();
+    }
+  });
+
+  it('answers 503 while it has never had the keys, and serves once the provider is back', async () => {
+    const { provider, server, sign, get } = await setUp({
+      timeoutMs: 1000,
+      refreshAfterMs: 600_000,
+      unknownKeyCooldownMs: 30_000,
+      retryFirstMs: 50,
+      retryMaxMs: 100,
+    });
+    try {
+      provider.mode = 'failing';
+      const token = await sign('k1');
+      const refused = await get(token);
+      expect([refused.status, refused.headers.get('www-authenticate')]).toEqual([503, null]);
+      provider.mode = 'ok';
+      await eventually(async () => (await get(token)).status === 200, 'tokens to verify once the provider is back', 10_000);
+      expect(server.logs.some((line) => String(line.msg).includes('signing keys are fetched again'))).toBe(true);
+    } finally {
+      await server.close();
+      provider.close();
     }
   });
 });

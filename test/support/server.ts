@@ -10,6 +10,7 @@ import { CursorCodec } from '../../src/pagination/cursor.ts';
 import { createApp } from '../../src/server.ts';
 import { openRateLimitCounter } from '../../src/rate-limit/open.ts';
 import { UsageRecorder } from '../../src/services/api-key-usage.ts';
+import type { JwksTiming } from '../../src/services/jwks.ts';
 import { userTokenVerifier } from '../../src/services/user-tokens.ts';
 import { webhookSettings } from '../../src/services/webhook-endpoints.ts';
 import type { Resolve } from '../../src/webhooks/url-policy.ts';
@@ -87,6 +88,8 @@ export interface TestServerOptions {
   databaseVia?: { proxiedUrl(url: string): string };
   /** How webhook URLs' host names are resolved (one that takes its time, say); the system's resolver if absent. */
   resolveHosts?: Resolve;
+  /** When the identity provider's keys are fetched (JWT_JWKS_URL); the service's own timing if absent. */
+  jwksTiming?: JwksTiming;
 }
 
 /** Every running test server's key verifier, by database: a key a test creates verifies on all of them at once. */
@@ -94,7 +97,7 @@ const verifiers = new Map<string, Set<ApiKeyVerifier>>();
 
 export async function startTestServer(
   overrides: Partial<Config> = {},
-  { sharing, databaseVia, resolveHosts }: TestServerOptions = {},
+  { sharing, databaseVia, resolveHosts, jwksTiming }: TestServerOptions = {},
 ): Promise<TestServer> {
   const database = sharing ? { url: sharing.databaseUrl, drop: () => Promise.resolve() } : await createTestDatabase();
   const serverUrl = databaseVia ? databaseVia.proxiedUrl(database.url) : database.url;
@@ -123,7 +126,12 @@ export async function startTestServer(
   verifiers.set(database.url, peers.add(apiKeys));
   // Flushed by the tests themselves, so that they see exactly what one flush writes.
   const usage = new UsageRecorder(() => orm.em.fork(), logger, 0);
-  const userTokens = await userTokenVerifier({ ...config.jwt, secret: config.jwt.secret ?? TEST_JWT_SECRET }, config.dataDir);
+  const userTokens = await userTokenVerifier(
+    { ...config.jwt, secret: config.jwt.secret ?? TEST_JWT_SECRET },
+    config.dataDir,
+    logger,
+    jwksTiming,
+  );
   const rateLimits = await openRateLimitCounter(config.rateLimit, logger);
   const sql = await sqlOf(orm, (text) => statements.push(text));
   // As main.ts measures them.
