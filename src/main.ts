@@ -12,6 +12,7 @@ import { UsageRecorder } from './services/api-key-usage.ts';
 import { purgeExpiredIdempotencyKeys } from './services/idempotency.ts';
 import { purgeOldEvents } from './services/events.ts';
 import { startPurges } from './services/purges.ts';
+import { disableEndpointsOfDeadKeys } from './services/webhook-endpoints.ts';
 import { userTokenVerifier } from './services/user-tokens.ts';
 import { webhookSettings, type WebhookSettings } from './services/webhook-endpoints.ts';
 import { ApiKeyVerifier } from './services/api-key-verifier.ts';
@@ -112,6 +113,7 @@ try {
     [
       { what: 'expired idempotency records', run: (em) => purgeExpiredIdempotencyKeys(em) },
       { what: 'events past their retention', run: (em) => purgeOldEvents(em, config.webhooks.eventRetentionMs) },
+      { what: 'webhook endpoints of expired keys', does: 'disabled', run: (em) => disableEndpointsOfDeadKeys(em) },
     ],
     () => db.orm.em.fork(),
     logger,

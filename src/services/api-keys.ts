@@ -1,4 +1,5 @@
 // API keys: issuing, listing, rotating and revoking them (api-key-verifier.ts checks presented ones).
+import { disableEndpointsOfRevokedKey } from './webhook-endpoints.ts';
 import { ApiKey } from '../db/entities/index.ts';
 import { newId } from '../db/ids.ts';
 import { NOTIFY_SQL } from '../db/notifications.ts';
@@ -99,11 +100,14 @@ async function mustFind(em: EntityManager, id: string): Promise<ApiKey> {
   return key;
 }
 
-/** Revokes the key at once; revoking a revoked key changes nothing. */
+/** Revokes the key at once, and disables its endpoints if no key of its lineage is left; revoking a revoked key changes nothing. */
 export async function revokeApiKey(em: EntityManager, id: string): Promise<ApiKey> {
   return em.transactional(async (tx) => {
     const key = await mustFind(tx, id);
     key.revokedAt ??= new Date();
+    // Written before the endpoints' statement reads whether the lineage has a key left.
+    await tx.flush();
+    await disableEndpointsOfRevokedKey(tx, key.lineageId, key.revokedAt);
     await tx.execute(NOTIFY_SQL, [API_KEYS_CHANNEL, key.id]);
     return key;
   });

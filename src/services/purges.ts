@@ -1,4 +1,5 @@
-// Background purges of records past their retention (idempotency outcomes, events): each runs every
+// Background purges of records past their retention (idempotency outcomes, events), and the disabling
+// of webhook endpoints whose keys have all expired: each runs every
 // PURGE_EVERY_MS in bounded batches, never two runs at once; a failed run is logged and the next one
 // tries again.
 import type { EntityManager } from '../db/orm.ts';
@@ -10,7 +11,9 @@ export const PURGE_EVERY_MS = 60_000;
 export interface Purge {
   /** What it deletes, for the log. */
   what: string;
-  /** Deletes what is due; returns how many went. */
+  /** What it does to them, when it does not delete them (the log's word). */
+  does?: 'disabled';
+  /** Deletes (or disables) what is due; returns how many. */
   run(em: EntityManager): Promise<number>;
 }
 
@@ -23,9 +26,9 @@ export function startPurges(purges: readonly Purge[], em: () => EntityManager, l
       const run = purge
         .run(em())
         .then((deleted) => {
-          if (deleted > 0) logger.debug({ deleted }, `${purge.what} deleted`);
+          if (deleted > 0) logger.debug({ count: deleted }, `${purge.what} ${purge.does ?? 'deleted'}`);
         })
-        .catch((error: unknown) => logger.warn({ err: error }, `deleting ${purge.what} failed; trying again later`))
+        .catch((error: unknown) => logger.warn({ err: error }, `${purge.what}: the upkeep failed; trying again later`))
         .finally(() => running.delete(purge));
       running.set(purge, run);
     }

@@ -360,3 +360,30 @@ function opens(box: SecretBox, sealed: string, id: string): boolean {
     return false;
   }
 }
+
+/**
+ * An endpoint belongs to the key lineage that registered it; with no key of it left to use (each
+ * revoked or expired), nobody but an admin could switch it off, and it would go on receiving every
+ * user and order that changes: a leaked key's endpoint, say. Such endpoints are disabled, saying
+ * why (an admin may enable one again, until the next upkeep). `lineageId` limits it to one lineage.
+ */
+const DISABLE_ENDPOINTS_OF_DEAD_KEYS = `with disabled as (
+    update webhook_endpoints e set enabled = false, disabled_reason = ?, updated_at = now()
+    where e.enabled and (?::text is null or e.owner_key_id = ?)
+      and not exists (select 1 from api_keys k where k.lineage_id = e.owner_key_id
+        and k.revoked_at is null and (k.expires_at is null or k.expires_at > now()))
+    returning 1)
+  select count(*)::int as n from disabled`;
+
+/** At revocation, in its transaction: the revoked key's endpoints, when it leaves its lineage no key. */
+export async function disableEndpointsOfRevokedKey(tx: EntityManager, lineageId: string, at: Date): Promise<void> {
+  const reason = `The API key that registered it was revoked at ${at.toISOString()}; an admin key may enable it again.`;
+  await tx.execute(DISABLE_ENDPOINTS_OF_DEAD_KEYS, [reason, lineageId, lineageId]);
+}
+
+/** The upkeep's part (services/purges.ts): every endpoint whose keys have all expired since; how many. */
+export async function disableEndpointsOfDeadKeys(em: EntityManager): Promise<number> {
+  const reason = `Every API key that could manage it has expired (seen at ${new Date().toISOString()}); an admin key may enable it again.`;
+  const rows = await em.execute<{ n: number }[]>(DISABLE_ENDPOINTS_OF_DEAD_KEYS, [reason, null, null]);
+  return rows[0]?.n ?? 0;
+}

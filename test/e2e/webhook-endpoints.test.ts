@@ -3,7 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { prefixOf } from '../../src/services/api-key-secrets.ts';
-import { rotateApiKey } from '../../src/services/api-keys.ts';
+import { revokeApiKey, rotateApiKey } from '../../src/services/api-keys.ts';
+import { disableEndpointsOfDeadKeys } from '../../src/services/webhook-endpoints.ts';
 import { SecretBox } from '../../src/webhooks/secret-box.ts';
 import { usedCredential } from '../support/credentials.ts';
 import { match } from '../support/match.ts';
@@ -564,6 +565,44 @@ describe('managing endpoints', () => {
     expect(expectProblem(await as(stranger, 'DELETE'), 404, 'not-found', `/webhook-endpoints/${endpoint.id}`).detail).toBe(
       `No webhook endpoint of this API key has the id ${endpoint.id}.`,
     );
+  });
+
+  it('stops sending events to the endpoints of a key revoked, or expired, with its successors: they are disabled, saying why', async () => {
+    const admin = await server.createKey({ name: 'Back office', scopes: ['admin'] });
+    const keyId = async (key: string) => (await rows<{ id: string }>(`select id from api_keys where prefix = ?`, [prefixOf(key)]))[0]!.id;
+    const createUser = (email: string) => rest(server, 'POST', '/users', { json: { name: 'Fan', email }, headers: { 'x-api-key': admin } });
+    const read = async (id: string) =>
+      (await rest<Endpoint>(server, 'GET', `/webhook-endpoints/${id}`, { headers: { 'x-api-key': admin } })).body;
+
+    // Rotated: the successor lives, and the endpoint with it, even once the old key is revoked.
+    const rotated = await newKey();
+    const kept = await register(rotated, { events: ['USER_CREATED'] });
+    usedCredential((await rotateApiKey(server.orm.em.fork(), TEST_PEPPER, await keyId(rotated), 60_000)).secret);
+    await revokeApiKey(server.orm.em.fork(), await keyId(rotated));
+    // Revoked, as a leaked key is: at once, in the revocation's transaction.
+    const leaked = await newKey();
+    const revoked = await register(leaked, { events: ['USER_CREATED'] });
+    await revokeApiKey(server.orm.em.fork(), await keyId(leaked));
+    expect(await read(revoked.id)).toMatchObject({
+      enabled: false,
+      disabledReason: match.stringMatching(/^The API key that registered it was revoked at /),
+    });
+    // Expired: by the service's upkeep, which runs every minute.
+    const expiring = await newKey();
+    const lapsed = await register(expiring, { events: ['USER_CREATED'] });
+    await rows(`update api_keys set expires_at = now() - interval '1 second' where lineage_id = ?`, [await keyId(expiring)]);
+    expect(await disableEndpointsOfDeadKeys(server.orm.em.fork())).toBe(1);
+    expect(await read(lapsed.id)).toMatchObject({
+      enabled: false,
+      disabledReason: match.stringMatching(/^Every API key that could manage it has expired /),
+    });
+
+    expect((await createUser('fan-after-revocation@example.com')).status).toBe(201);
+    // Each was sent its ping when registered; the user's creation, only the living key's.
+    expect(await queuedFor(revoked.id)).not.toContain('user.created');
+    expect(await queuedFor(lapsed.id)).not.toContain('user.created');
+    expect(await queuedFor(kept.id)).toContain('user.created');
+    expect(await read(kept.id)).toMatchObject({ enabled: true, disabledReason: null });
   });
 
   it('needs the webhooks:manage scope', async () => {

@@ -35,7 +35,10 @@ export const ApiKeySchema = defineEntity({
     lineageId: p.string().columnType('text').collation('C'),
   },
   // Instances top up the prefixes they know with the keys created lately.
-  indexes: [{ name: 'api_keys_created_at_idx', properties: ['createdAt'] }],
+  indexes: [
+    { name: 'api_keys_created_at_idx', properties: ['createdAt'] },
+    { name: 'api_keys_lineage_id_idx', properties: ['lineageId'] },
+  ],
   checks: [
     { name: 'api_keys_name_length_check', expression: 'char_length(name) >= 1 and char_length(name) <= 100' },
     { name: 'api_keys_rate_limit_check', expression: 'rate_limit_per_minute > 0' },

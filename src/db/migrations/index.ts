@@ -20,6 +20,7 @@ import { Migration20261128010000_deliveries_due_index_dropped } from './Migratio
 import { Migration20261128020000_users_name_collation } from './Migration20261128020000_users_name_collation.ts';
 import { Migration20261128030000_users_email_case_folding } from './Migration20261128030000_users_email_case_folding.ts';
 import { Migration20261128040000_users_email_fold_normalized } from './Migration20261128040000_users_email_fold_normalized.ts';
+import { Migration20261128050000_api_keys_lineage_index } from './Migration20261128050000_api_keys_lineage_index.ts';
 
 export const migrations = [
   Migration20261122000000_initial,
@@ -42,4 +43,5 @@ export const migrations = [
   Migration20261128020000_users_name_collation,
   Migration20261128030000_users_email_case_folding,
   Migration20261128040000_users_email_fold_normalized,
+  Migration20261128050000_api_keys_lineage_index,
 ];
