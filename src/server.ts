@@ -223,7 +223,6 @@ export function createApp(dependencies: AppDependencies): App {
     // The REST adapter answers every path the others leave (404 Problem Details), so it comes last.
     plugins: chainHooks(
       [
-        closingAnswers,
         useUrlLimit(),
         useOptions(config.graphiql),
         useVaryOrigin(config.corsOrigins),
@@ -276,6 +275,9 @@ export function createApp(dependencies: AppDependencies): App {
         usePostBodies(),
         useBodyLimit(MAX_BODY_BYTES),
         useRest({ logger }),
+        // Last: its onResponse sees the answer that goes out, after any plugin put another in its place
+        // (an idempotent write's recorded answer, say).
+        closingAnswers,
       ],
       { logger },
     ),

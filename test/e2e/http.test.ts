@@ -351,6 +351,44 @@ describe('shutting down', () => {
     }
   });
 
+  it.each([
+    ['REST', '/users', '{"name":"Drained","email":"drained-rest@example.com"}'],
+    [
+      'GraphQL',
+      '/graphql',
+      '{"query":"mutation { createUser(input: { name: \\"Drained\\", email: \\"drained-gql@example.com\\" }) { id } }"}',
+    ],
+  ])('says Connection: close on a %s write with an Idempotency-Key answered while it shuts down', async (_face, path, body) => {
+    const stopping = await startTestServer({
+      shutdownGraceMs: 120_000,
+      metrics: { port: undefined, token: 'metrics-token-that-is-long-enough-0123456789' },
+    });
+    const { port } = new URL(stopping.url);
+    const socket = net.connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    let received = '';
+    socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+    // Under way when the shutdown begins: its body is still arriving.
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: x\r\nx-api-key: ${stopping.apiKey}\r\ncontent-type: application/json\r\n` +
+        `idempotency-key: drained-${path}\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    );
+    await eventually(
+      () => stopping.metrics.httpInFlight.get().then((value) => value.values[0]?.value === 1),
+      'the request to be under way',
+      5_000,
+    );
+    const closed = stopping.close();
+    socket.write(body.slice(10));
+    await eventually(() => /\r\n\r\n/.test(received), 'the answer', 10_000);
+    await closed;
+    socket.destroy();
+    const head = received.split('\r\n\r\n')[0]!.toLowerCase();
+    expect(head).toMatch(/^http\/1\.1 20[01] /);
+    expect(head).toContain('\r\nconnection: close');
+    expect(head).not.toContain('keep-alive');
+  });
+
   it('logs a request its client abandoned in the middle of its body once, as abandoned', async () => {
     const { port } = new URL(server.url);
     const socket = net.connect(Number(port), '127.0.0.1');
