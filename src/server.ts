@@ -237,7 +237,10 @@ export function createApp(dependencies: AppDependencies): App {
           logger,
           unidentified,
         }),
-        useUserTokens({ verify: userTokens, unidentified }),
+        useUserTokens({
+          verify: userTokens,
+          budget: { counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs, metrics },
+        }),
         rateLimiting.tickets,
         useConditionalWrites(),
         // A browser can send a GET or a form post cross-site without a preflight; such requests must

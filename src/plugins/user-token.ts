@@ -1,18 +1,44 @@
 // A user token (`Authorization: Bearer <jwt>`) says which user a request acts for. It is optional
 // here: only actions on a user's own data need one (see the `actsFor` scope), so a request without
-// a token goes on, and one with a token that does not verify stops with 401, spending a request of
-// its address's budget for requests that are not identified (plugins/api-key.ts).
+// a token goes on, and one with a token that does not verify stops with 401. The key that sent it
+// is valid (the request is identified), so the refusal is paid from that key's own budget, not from
+// its address's budget for requests that are not identified: a backend forwarding many users'
+// tokens from one address had every expired token answered 429 once 60 had been refused, with no
+// challenge to make it refresh them.
 import { UnauthenticatedError, UnavailableError } from '../errors.ts';
-import { deny, refuse } from '../refusals.ts';
+import { refuse } from '../refusals.ts';
 import { BEARER_CHALLENGE, type RequestAuth } from '../services/request-auth.ts';
 import type { UserTokenVerifier } from '../services/user-tokens.ts';
-import { refuseUnidentified, type UnidentifiedLimit } from './api-key.ts';
+import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
+import type { Metrics } from '../telemetry/metrics.ts';
+import { decisionOf, rateLimitHeaders } from './rate-limit.ts';
 import type { ServerPlugin } from './server-context.ts';
 
-export function useUserTokens(options: { verify: UserTokenVerifier; unidentified: UnidentifiedLimit }): ServerPlugin {
+/** The keys' budgets, as the rate limit keeps them. */
+export interface KeyBudget {
+  counter: FailOpenCounter;
+  defaultLimit: number;
+  windowMs: number;
+  metrics: Metrics;
+}
+
+export function useUserTokens(options: { verify: UserTokenVerifier; budget: KeyBudget }): ServerPlugin {
+  /** 401 with `challenge`, for one unit of the key's budget; past it, the key's 429, still saying the token is bad. */
+  async function refusal(auth: RequestAuth, request: Request, detail: string, challenge: string): Promise<Response> {
+    const { counter, defaultLimit, windowMs, metrics } = options.budget;
+    const state = await counter.consume(auth.key.lineageId, 1, auth.key.rateLimitPerMinute ?? defaultLimit, windowMs);
+    metrics.rateLimitDecisions.inc({ policy: 'per-key', outcome: decisionOf(state) });
+    const headers = { 'www-authenticate': challenge, ...(state ? rateLimitHeaders(state, windowMs) : {}) };
+    if (!state || state.allowed) return refuse(request, { kind: 'unauthenticated', detail, headers });
+    return refuse(request, {
+      kind: 'quota-exceeded',
+      detail: `${detail} This API key's rate limit is spent besides; try again in ${Math.ceil(state.resetMs / 1000)} s.`,
+      headers,
+    });
+  }
+
   async function verifyToken(auth: RequestAuth, header: string, request: Request, endResponse: (response: Response) => void) {
-    const refused = async (detail: string, challenge: string) =>
-      endResponse(await refuseUnidentified(options.unidentified, auth.clientIp, request, () => deny(request, 401, detail, challenge)));
+    const refused = async (detail: string, challenge: string) => endResponse(await refusal(auth, request, detail, challenge));
     const invalid = `${BEARER_CHALLENGE}, error="invalid_token"`;
     const [scheme = '', ...value] = header.trim().split(/\s+/);
     // Credentials of another scheme carry no token: the challenge says what to send, with no error

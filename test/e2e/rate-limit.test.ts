@@ -274,21 +274,40 @@ describe('requests without a valid key', () => {
     expect((await restGet(await server.createKey({ name: 'Neighbour' }))).status).toBe(200);
   });
 
-  it('counts a valid key used from outside its allowlist, or with a user token that does not verify, as not identified', async () => {
-    const server = await startTestServer({ rateLimit: { max: 1_000, unidentifiedMax: 3, windowMs: WINDOW_MS, redisUrl: undefined } });
+  it('counts a valid key used from outside its allowlist as not identified, and a user token that does not verify against the key', async () => {
+    const server = await startTestServer({ rateLimit: { max: 3, unidentifiedMax: 2, windowMs: WINDOW_MS, redisUrl: undefined } });
     onTestFinished(() => server.close());
     const userId = await createUser(server);
-    const elsewhere = await server.createKey({ name: 'Office only', allowedCidrs: ['10.0.0.0/8'] });
-    const badToken = { 'x-api-key': server.apiKey, authorization: 'Bearer not.a.token' };
-    expect((await server.fetch(`/users/${userId}`, { headers: { 'x-api-key': elsewhere } })).status).toBe(403);
-    expect((await server.fetch(`/users/${userId}`, { headers: badToken })).status).toBe(401);
-    expect((await server.fetch(`/users/${userId}`, { headers: badToken })).status).toBe(401);
-    // The address's budget is spent: guessing tokens with a valid key is as bounded as guessing keys.
-    for (const headers of [{ 'x-api-key': elsewhere }, badToken]) {
-      const refused = await server.fetch(`/users/${userId}`, { headers });
-      expect([refused.status, refused.headers.get('ratelimit-policy')]).toEqual([429, '"per-address";q=3;w=60']);
+    // A backend forwarding its users' tokens: a bad one is the key's request, paid from its budget,
+    // and answered 401 with the challenge that makes the client get a new token.
+    const backend = await server.createKey({ name: 'Backend' });
+    const badToken = { 'x-api-key': backend, authorization: 'Bearer not.a.token' };
+    for (let remaining = 2; remaining >= 0; remaining -= 1) {
+      const refused = await server.fetch(`/users/${userId}`, { headers: badToken });
+      expect([refused.status, refused.headers.get('www-authenticate'), refused.headers.get('ratelimit')]).toEqual([
+        401,
+        'Bearer realm="portico", error="invalid_token"',
+        match.stringMatching(new RegExp(`^"per-key";r=${remaining};t=\\d+$`)),
+      ]);
     }
-    // The key itself, used as it may be, is not affected.
+    // Past the key's budget: its 429, still saying the token is bad.
+    const spent = await server.fetch(`/users/${userId}`, { headers: badToken });
+    expect([spent.status, spent.headers.get('www-authenticate'), spent.headers.get('ratelimit-policy')]).toEqual([
+      429,
+      'Bearer realm="portico", error="invalid_token"',
+      '"per-key";q=3;w=60',
+    ]);
+    expect(((await spent.json()) as { detail: string }).detail).toMatch(
+      /^The user token is not valid.* This API key's rate limit is spent besides/,
+    );
+
+    // None of that came from the address's budget for requests that are not identified.
+    const elsewhere = await server.createKey({ name: 'Office only', allowedCidrs: ['10.0.0.0/8'] });
+    expect((await server.fetch(`/users/${userId}`, { headers: { 'x-api-key': elsewhere } })).status).toBe(403);
+    expect((await server.fetch(`/users/${userId}`, { headers: { 'x-api-key': elsewhere } })).status).toBe(403);
+    const refused = await server.fetch(`/users/${userId}`, { headers: { 'x-api-key': elsewhere } });
+    expect([refused.status, refused.headers.get('ratelimit-policy')]).toEqual([429, '"per-address";q=2;w=60']);
+    // Another key, used as it may be, is not affected.
     expect((await server.fetch(`/users/${userId}`)).status).toBe(200);
   });
 
