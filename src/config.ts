@@ -325,8 +325,17 @@ function serverUrl(
  * promises holds across that upgrade and the start prints nothing but its own lines. A URL that asks
  * for libpq's meanings (`uselibpqcompat=true`) is left as it is.
  */
+/** What node-postgres reads in `sslmode`; any other value it takes as a request for TLS, silently. */
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+
 function withPinnedSslMode(url: string | undefined): string | undefined {
-  if (url === undefined || /[?&]uselibpqcompat=true(&|$)/i.test(url)) return url;
+  if (url === undefined) return url;
+  const mode = new URL(url).searchParams.get('sslmode');
+  // `sslmode=disabled` was read as "TLS required", and the start then blamed the server for not offering it.
+  if (mode !== null && !SSL_MODES.includes(mode)) {
+    throw new ConfigError(`DATABASE_URL's sslmode must be one of ${SSL_MODES.join(', ')} (got "${mode}").`);
+  }
+  if (/[?&]uselibpqcompat=true(&|$)/i.test(url)) return url;
   return url.replace(/([?&]sslmode=)(prefer|require|verify-ca)(?=&|#|$)/i, '$1verify-full');
 }
 

@@ -322,3 +322,16 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...secrets, JWT_SECRET: 'z'.repeat(40) })).toThrow(/only one of/);
   });
 });
+
+describe('DATABASE_URL sslmode', () => {
+  it('refuses a value node-postgres would silently read as a request for TLS, naming the ones it reads', () => {
+    for (const mode of ['disabled', 'bogus', 'REQUIRE']) {
+      expect(() => loadConfig({ DATABASE_URL: `postgres://u:p@db.internal:5432/portico?sslmode=${mode}` })).toThrow(
+        `DATABASE_URL's sslmode must be one of disable, prefer, require, verify-ca, verify-full, no-verify (got "${mode}").`,
+      );
+    }
+    expect(loadConfig({ DATABASE_URL: 'postgres://u:p@db.internal:5432/portico?sslmode=disable' }).databaseUrl).toContain(
+      'sslmode=disable',
+    );
+  });
+});
