@@ -292,7 +292,7 @@ export async function startEmbeddedPostgres(
     if (ownerPid !== process.pid && (await isRunning(ownerPid, 'node'))) {
       if (service && owner?.service) {
         throw new StartupError(
-          `Another Portico service (process ${ownerPid}) is running on the embedded PostgreSQL in ${dataDir}; set DATABASE_URL to share its database, or DATA_DIR to a folder of its own to run apart.`,
+          `Another Portico service (process ${ownerPid}) is running on the embedded PostgreSQL in ${dataDir}; set DATABASE_URL to share a database (as an API and a worker run apart), or DATA_DIR to a folder of its own to run apart.`,
         );
       }
       // A service outlives a command that started the server: it takes the server over, so the

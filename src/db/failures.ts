@@ -83,3 +83,13 @@ export function violatedConstraint(error: unknown): string | undefined {
 export function isDeadClientRefusal(error: unknown): boolean {
   return error instanceof Error && /\bis not queryable\b/.test(error.message);
 }
+
+/**
+ * How a failure to reach the database is logged where it is expected to happen (an outage the
+ * availability watch reports): by its message and code, since its stack is the driver's own and
+ * says nothing; any other error whole, stack included.
+ */
+export function loggedFailure(error: unknown): { err: unknown; code?: unknown } {
+  if (databaseFailureOf(error) !== 'unreachable' || !(error instanceof Error)) return { err: error };
+  return { err: error.message, code: Reflect.get(error, 'code') };
+}

@@ -5,6 +5,7 @@
 import pg from 'pg';
 import type { Logger } from '../log.ts';
 import { boundedClientOptions, destroyConnection, type ConnectionBounds } from './connections.ts';
+import { loggedFailure } from './failures.ts';
 
 export interface Listener {
   close(): Promise<void>;
@@ -39,7 +40,7 @@ export async function listen(
     client = undefined;
     clearInterval(heartbeat);
     destroyConnection(lostClient);
-    if (!closed) logger.warn({ err: error, channel }, 'lost the notification connection; reconnecting');
+    if (!closed) logger.warn({ ...loggedFailure(error), channel }, 'lost the notification connection; reconnecting');
     schedule();
   };
 

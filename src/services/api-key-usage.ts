@@ -6,6 +6,7 @@ import type { EntityManager } from '../db/orm.ts';
 import { databaseFailureOf } from '../db/failures.ts';
 import type { Logger } from '../log.ts';
 import { requireId } from './validation.ts';
+import { loggedFailure } from '../db/failures.ts';
 
 export class UsageRecorder {
   readonly #em: () => EntityManager;
@@ -84,7 +85,7 @@ export class UsageRecorder {
 
   async close(): Promise<void> {
     clearInterval(this.#timer);
-    await this.flush().catch((error: unknown) => this.#logger.error({ err: error }, 'writing API key usage at shutdown failed'));
+    await this.flush().catch((error: unknown) => this.#logger.error(loggedFailure(error), 'writing API key usage at shutdown failed'));
   }
 }
 

@@ -19,6 +19,7 @@ import type { SecretBox } from './secret-box.ts';
 import { WebhookSender, type AttemptResult } from './sender.ts';
 import { SIGNATURE_HEADER, signedHeaders, signingKey, type SigningKey } from './signing.ts';
 import type { UrlPolicy } from './url-policy.ts';
+import { loggedFailure } from '../db/failures.ts';
 
 /** Deliveries claimed per statement, at most. */
 const CLAIM_BATCH = 100;
@@ -152,7 +153,7 @@ export class DeliveryWorker {
         } catch (error) {
           if (this.#failingSince === undefined) {
             this.#failingSince = Date.now();
-            logger.warn({ err: error }, 'could not claim webhook deliveries; trying again');
+            logger.warn(loggedFailure(error), 'could not claim webhook deliveries; trying again');
           }
           await this.#pause();
           continue;

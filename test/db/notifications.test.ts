@@ -33,6 +33,9 @@ describe('the notification connection', () => {
         'the silent peer noticed',
         10_000,
       );
+      // An outage is expected here: logged by what happened, without the driver's stack.
+      const lost = logs.find((log) => String(log.msg).startsWith('lost the notification connection'))!;
+      expect(lost.err).toBeTypeOf('string');
       await database.proxy.set('pass');
       await eventually(() => reconnected.length >= 2, 'the listener reconnected after the silence', 10_000);
       await new Promise((resolve) => setImmediate(resolve));

@@ -291,7 +291,7 @@ describe('embedded PostgreSQL lifecycle', { timeout: 60_000 }, () => {
     const second = startProcess({ DATA_DIR: dataDir, PORT: '0' });
     expect(await second.exited).toEqual({ code: 1, signal: null });
     expect(second.stderr).toBe(
-      `portico: cannot start: Another Portico service (process ${first.child.pid}) is running on the embedded PostgreSQL in ${dataDir}; set DATABASE_URL to share its database, or DATA_DIR to a folder of its own to run apart.\n`,
+      `portico: cannot start: Another Portico service (process ${first.child.pid}) is running on the embedded PostgreSQL in ${dataDir}; set DATABASE_URL to share a database (as an API and a worker run apart), or DATA_DIR to a folder of its own to run apart.\n`,
     );
 
     const listed = await listKeys(dataDir);
