@@ -57,15 +57,25 @@ export function commandLine<const Options extends ParseArgsOptionsConfig>(
     process.stdout.write(`${usage}\n`);
     process.exit(0);
   }
+  let parsed;
   try {
-    return parseArgs<{ allowPositionals: true; options: Options; args: string[] }>({
+    parsed = parseArgs<{ allowPositionals: true; options: Options; args: string[]; tokens: true }>({
       allowPositionals: true,
       options,
       args: withNegativeNumbers(args, options),
+      tokens: true,
     });
   } catch (error) {
     return usageError(usage, plainly(error));
   }
+  // A flag that takes one value, given twice, would have its last value win silently (`--name x --name y`).
+  const seen = new Set<string>();
+  for (const token of parsed.tokens) {
+    if (token.kind !== 'option' || options[token.name]?.multiple) continue;
+    if (seen.has(token.name)) usageError(usage, `${token.rawName} is given twice; give it once`);
+    seen.add(token.name);
+  }
+  return { values: parsed.values, positionals: parsed.positionals };
 }
 
 /**

@@ -542,6 +542,16 @@ describe('every command explains itself', () => {
     expect([unknown.code, unknown.stderr.split('\n')[0]]).toEqual([2, 'unknown option --colour']);
     const missing = await run('src/cli/keys.ts', ['create', '--name'], database.url);
     expect([missing.code, missing.stderr.split('\n')[0]]).toEqual([2, '--name needs a value']);
+    // A flag of one value given twice: the last would have won silently. One that lists (--allow-ip) may repeat.
+    const twice = await run('src/cli/keys.ts', ['create', '--name', 'x', '--name', 'y', '--scopes', 'users:read', '--json'], database.url);
+    expect([twice.code, twice.stderr.split('\n')[0]]).toEqual([2, '--name is given twice; give it once']);
+    const listed = await run(
+      'src/cli/keys.ts',
+      ['create', '--name', 'z', '--scopes', 'users:read', '--allow-ip', '10.0.0.0/8', '--allow-ip', '192.0.2.0/24', '--json'],
+      database.url,
+    );
+    expect(listed.code).toBe(0);
+    expect((JSON.parse(listed.stdout) as { allowedCidrs: string[] }).allowedCidrs).toEqual(['10.0.0.0/8', '192.0.2.0/24']);
     // A value the service refuses is a mistake too: named by its flag, then the usage, status 2.
     const negative = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'admin', '--rate-limit', '-5'], database.url);
     expect([negative.code, negative.stderr.split('\n')[0]]).toEqual([2, '--rate-limit must be a whole number from 1 to 1000000000']);
