@@ -297,10 +297,10 @@ describe('npm run keys', () => {
     // Values the service refuses, each named by its flag: a budget past what the service counts, a
     // name with a line break (it would break the list's table apart).
     for (const [flag, args, said] of [
-      ['--rate-limit', ['--rate-limit', '3000000000'], 'must be a whole number from 1 to 1000000000'],
+      ['--rate-limit', ['--name', 'x', '--rate-limit', '3000000000'], 'must be a whole number from 1 to 1000000000'],
       ['--name', ['--name', 'a\nb'], 'must not contain control characters'],
     ] as const) {
-      const refused = await run('src/cli/keys.ts', ['create', '--name', 'x', '--scopes', 'admin', ...args], database.url);
+      const refused = await run('src/cli/keys.ts', ['create', '--scopes', 'admin', ...args], database.url);
       expect([refused.code, refused.stderr.split('\n')[0]], flag).toEqual([2, match.stringMatching(new RegExp(`^${flag} ${said}`))]);
       expect(refused.stderr).not.toMatch(/\n\s+at /);
     }
