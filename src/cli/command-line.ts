@@ -107,6 +107,7 @@ const DATABASE_FAILURES: Record<DatabaseFailure, string> = {
   unreachable: 'The database stopped answering; nothing of the statement under way was kept. Try again once it is back.',
   'concurrent-writes': 'The database undid the change for a concurrent one; nothing of it was kept. Try again.',
   'idempotency-key-claimed': 'The database refused the change; nothing of it was kept. Try again.',
+  'schema-changed': "The database's tables changed shape under the command (an upgrade under way); nothing of it was kept. Try again.",
 };
 
 /**

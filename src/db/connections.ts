@@ -191,7 +191,11 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
       const since = lostSince ?? unanswered[0] ?? startedAt;
       forget(startedAt);
       if (!error) availability?.succeeded(startedAt);
-      else if (databaseFailureOf(error) === 'unreachable') {
+      else if (databaseFailureOf(error) === 'schema-changed') {
+        // Its prepared statements are of the tables as they were: a fresh connection prepares them anew.
+        destroyConnection(client);
+        releases.get(client)?.(error instanceof Error ? error : true);
+      } else if (databaseFailureOf(error) === 'unreachable') {
         lostSince = since;
         destroyConnection(client);
         releases.get(client)?.(error instanceof Error ? error : true);

@@ -4,7 +4,14 @@
 // a 500. Or the statement was stopped by a refused claim of its transaction's idempotency key, whose
 // answer replaces the request's.
 
-export type DatabaseFailure = 'statement-timeout' | 'concurrent-writes' | 'unreachable' | 'idempotency-key-claimed';
+export type DatabaseFailure = 'statement-timeout' | 'concurrent-writes' | 'unreachable' | 'idempotency-key-claimed' | 'schema-changed';
+
+/**
+ * A statement prepared on a connection before its tables changed shape (another instance's
+ * migration, in a rolling upgrade): PostgreSQL refuses to run it again on that connection, which is
+ * then given up (db/connections.ts); the same request sent again runs on a fresh one.
+ */
+const SCHEMA_CHANGED = { code: '0A000', message: /cached plan must not change result type/ };
 
 /** The idempotency claim's refusals (the idempotency_claim migration): the key is in use; it has a live record. */
 export const REFUSED_CLAIM = { inUse: 'PI409', recorded: 'PI200' } as const;
@@ -57,6 +64,7 @@ export function databaseFailureOf(error: unknown, depth = 0): DatabaseFailure | 
   if (code === QUERY_CANCELED) return 'statement-timeout';
   if (typeof code === 'string' && UNDONE_FOR_ANOTHER.has(code)) return 'concurrent-writes';
   if (code === REFUSED_CLAIM.inUse || code === REFUSED_CLAIM.recorded) return 'idempotency-key-claimed';
+  if (code === SCHEMA_CHANGED.code && typeof message === 'string' && SCHEMA_CHANGED.message.test(message)) return 'schema-changed';
   if (typeof code === 'string' && (UNREACHABLE_STATES.test(code) || UNREACHABLE_ERRNOS.has(code))) return 'unreachable';
   if (typeof message === 'string' && UNREACHABLE_MESSAGES.test(message)) return 'unreachable';
   // Wrapped errors (GraphQL's originalError, a cause) and a dual-stack connect's AggregateError.

@@ -37,6 +37,10 @@ function domainErrorOf(error: unknown): DomainError | undefined {
       return new TimeoutError('The request took too long and was stopped; try again, or ask for less at once.');
     case 'unreachable':
       return new UnavailableError(`The database cannot be reached right now; try again in ${UNAVAILABLE_RETRY_AFTER_S} seconds.`);
+    case 'schema-changed':
+      return new UnavailableError(
+        `The database's tables changed shape while the request ran (an upgrade under way); nothing of it was kept. Send it again in ${UNAVAILABLE_RETRY_AFTER_S} seconds.`,
+      );
     case 'concurrent-writes':
       return new UnavailableError(
         `The request met concurrent writes to the same data and was undone; nothing of it was kept. Send it again in ${UNAVAILABLE_RETRY_AFTER_S} seconds.`,
@@ -82,7 +86,8 @@ export function logLevelOf(error: unknown): 'debug' | 'warn' | 'error' {
   }
   const domain = domainErrorOf(error);
   // Contention worth seeing, though the client was told to retry.
-  if (domain instanceof TimeoutError || databaseFailureOf(error) === 'concurrent-writes') return 'warn';
+  const failure = databaseFailureOf(error);
+  if (domain instanceof TimeoutError || failure === 'concurrent-writes' || failure === 'schema-changed') return 'warn';
   return domain !== undefined || isGraphQLOwnError(error) ? 'debug' : 'error';
 }
 
