@@ -43,7 +43,9 @@ function sortPlan(sort: UserSort): SortPlan {
   const name = `users_by_${column}_${direction}`;
   return {
     keyset: {
-      scope: `users/sort:${sort}`,
+      // A place in the order by name is one in ICU's collation (since migration 20261128020000):
+      // cursors minted in the order by bytes before it are of another list, and refused.
+      scope: column === 'name' ? `users/sort:${sort}@icu` : `users/sort:${sort}`,
       keyType: column === 'name' ? 'text' : 'time',
       key: (user) => (column === 'name' ? user.name : user.createdAt),
       id: (user) => user.id,
