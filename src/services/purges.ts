@@ -33,9 +33,13 @@ export function startPurges(purges: readonly Purge[], em: () => EntityManager, l
       running.set(purge, run);
     }
   };
+  // Once at start too: what came due while no instance ran (a key revoked by a version that did not
+  // disable its endpoints, say) is not left for a whole interval.
+  const first = setTimeout(runAll, 0).unref();
   const timer = setInterval(runAll, PURGE_EVERY_MS).unref();
   return {
     async stop() {
+      clearTimeout(first);
       clearInterval(timer);
       await Promise.all(running.values());
     },

@@ -383,7 +383,7 @@ export async function disableEndpointsOfRevokedKey(tx: EntityManager, lineageId:
 
 /** The upkeep's part (services/purges.ts): every endpoint whose keys have all expired since; how many. */
 export async function disableEndpointsOfDeadKeys(em: EntityManager): Promise<number> {
-  const reason = `Every API key that could manage it has expired (seen at ${new Date().toISOString()}); an admin key may enable it again.`;
+  const reason = `Every API key that could manage it has expired or was revoked (seen at ${new Date().toISOString()}); an admin key may enable it again.`;
   const rows = await em.execute<{ n: number }[]>(DISABLE_ENDPOINTS_OF_DEAD_KEYS, [reason, null, null]);
   return rows[0]?.n ?? 0;
 }

@@ -594,7 +594,7 @@ describe('managing endpoints', () => {
     expect(await disableEndpointsOfDeadKeys(server.orm.em.fork())).toBe(1);
     expect(await read(lapsed.id)).toMatchObject({
       enabled: false,
-      disabledReason: match.stringMatching(/^Every API key that could manage it has expired /),
+      disabledReason: match.stringMatching(/^Every API key that could manage it has expired or was revoked /),
     });
 
     expect((await createUser('fan-after-revocation@example.com')).status).toBe(201);
