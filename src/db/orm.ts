@@ -56,8 +56,16 @@ function connectionFailure(url: string, reason: string | undefined, code: string
   }
 }
 
+/**
+ * Where PostgreSQL's notices on an ORM's connections go while its migrations run: a migration that
+ * keeps a rule rather than lose data says so with RAISE WARNING, which otherwise reached only the
+ * server's own log. Set by `migrate` for its run.
+ */
+const migrationNotices = new WeakMap<MikroORM, { logger: Logger | undefined }>();
+
 export async function openOrm(url: string, settings: OrmSettings): Promise<MikroORM> {
   const { onQuery } = settings;
+  const notices: { logger: Logger | undefined } = { logger: undefined };
   const overrides: Partial<Options> = {
     pool: { min: 0, max: settings.poolMax },
     driverOptions: {
@@ -70,6 +78,12 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
       // (installed on the pool's 'connect') exist: its statement goes out on the connection as it is.
       onConnect: planStatementsOnce,
       onPoolCreated: (pool: pg.Pool) => {
+        pool.on('connect', (client) =>
+          client.on('notice', (notice) => {
+            const level = notice.severity === 'WARNING' ? 'warn' : 'info';
+            notices.logger?.[level]({ severity: notice.severity, detail: notice.detail }, `PostgreSQL, while migrating: ${notice.message}`);
+          }),
+        );
         guardPool(pool, settings.availability);
         if (settings.bounds) watchReplies(pool, settings.bounds);
         preparesMarkedStatements(pool);
@@ -81,6 +95,7 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
     ...(onQuery ? { onQuery: (sql: string) => (onQuery(sql), sql) } : {}),
   };
   const orm = await MikroORM.init(ormOptions(url, overrides));
+  migrationNotices.set(orm, notices);
   await orm.connect();
   const check = await orm.checkConnection();
   if (!check.ok) {
@@ -95,7 +110,14 @@ export async function openOrm(url: string, settings: OrmSettings): Promise<Mikro
 
 /** Applies the pending migrations, one process at a time per database (db/migration-lock.ts); the names of those applied here. */
 export async function migrate(orm: MikroORM, logger: Logger, url: string, bounds?: ConnectionBounds): Promise<string[]> {
-  const applied = await withMigrationLock(url, bounds, logger, () => orm.migrator.up());
+  const notices = migrationNotices.get(orm);
+  if (notices) notices.logger = logger;
+  let applied;
+  try {
+    applied = await withMigrationLock(url, bounds, logger, () => orm.migrator.up());
+  } finally {
+    if (notices) notices.logger = undefined;
+  }
   for (const migration of applied) logger.info({ migration: migration.name }, 'migration applied');
   return applied.map((migration) => migration.name);
 }
