@@ -248,7 +248,8 @@ export function useIdempotency(options: IdempotencyOptions): ServerPlugin {
       // user may do what the write did, so another user's token must not match. Without a token the
       // parts are as they always were, and so are the fingerprints records already hold.
       const fingerprint = fingerprintOf(auth.userId === undefined ? request : [...request, { actingFor: auth.userId }]);
-      return IdempotentWrite.begin(options.em, { apiKeyId: auth.key.id, key, fingerprint }).then((write) => {
+      const earlierFingerprint = auth.userId === undefined ? undefined : fingerprintOf(request);
+      return IdempotentWrite.begin(options.em, { apiKeyId: auth.key.id, key, fingerprint, earlierFingerprint }).then((write) => {
         state.write = write;
         state.sealedFor = `idempotency ${auth.key.id} ${key}`;
         return {

@@ -103,6 +103,12 @@ export interface IdempotencyScope {
   apiKeyId: string;
   key: string;
   fingerprint: string;
+  /**
+   * The same request's fingerprint as versions before it named the user a token acts for: a record
+   * such a version wrote (within IDEMPOTENCY_TTL of an upgrade) still answers its retry, where the
+   * retry was refused as another request.
+   */
+  earlierFingerprint?: string;
 }
 
 type Stored = RecordedOutcome & { fingerprint: string };
@@ -131,7 +137,7 @@ const FIND = prepared(
 
 /** What a record answers a request with: its outcome, if the request is the one it recorded. */
 function replayOf(stored: Stored, scope: IdempotencyScope): RecordedOutcome {
-  if (stored.fingerprint !== scope.fingerprint) {
+  if (stored.fingerprint !== scope.fingerprint && stored.fingerprint !== scope.earlierFingerprint) {
     throw new IdempotencyKeyReusedError(
       'This Idempotency-Key was used for a different request (another operation, path or body, or another user token); use a new key for a new request.',
     );

@@ -11,6 +11,8 @@ import { expectProblem, rest, type Order, type RestResponse } from '../support/r
 import { loadConfig } from '../../src/config.ts';
 import { usageSince } from '../support/usage.ts';
 import { startTestServer, testUserToken, type TestServer } from '../support/server.ts';
+import { fingerprintOf } from '../../src/services/idempotency.ts';
+import { prefixOf } from '../../src/services/api-key-secrets.ts';
 import { startServiceProcess } from '../support/service-process.ts';
 import { eventually } from '../support/steady-load.ts';
 
@@ -202,6 +204,27 @@ describe('Idempotency-Key on REST', () => {
     expect([replayed.status, replayed.text, replayed.headers.get('idempotent-replayed')]).toEqual([403, refused.text, 'true']);
     // The user a token acts for is part of the request: the same key with the user's own token is another request.
     expectProblem(await refuse(token), 422, 'idempotency-key-reused', `/users/${userId}`);
+  });
+
+  it("replays to its retry a token's write recorded before fingerprints named the user it acts for (an upgrade within IDEMPOTENCY_TTL)", async () => {
+    const userId = await createUser();
+    const writer = await server.createKey({ name: 'Upgraded writer', scopes: ['users:write'] });
+    const [keyRow] = await server.orm.em.fork().execute<{ id: string }[]>('select id from api_keys where prefix = ?', [prefixOf(writer)]);
+    const key = uniqueKey();
+    const body = { name: 'Before the upgrade' };
+    const recorded = JSON.stringify({ id: userId, name: 'Before the upgrade', recorded: 'by the earlier version' });
+    // As the earlier version recorded it: the request's parts without the user a token acts for.
+    const earlier = fingerprintOf(['rest', 'PATCH', `/users/${userId}`, { id: userId, input: body }]);
+    await server.orm.em.fork().execute(
+      `insert into idempotency_keys (api_key_id, key, fingerprint, status, headers, body, created_at, expires_at)
+         values (?, ?, ?, 200, '{"content-type": "application/json; charset=utf-8"}', ?, now(), now() + interval '1 hour')`,
+      [keyRow!.id, key, earlier, recorded],
+    );
+    const retry = await rest(server, 'PATCH', `/users/${userId}`, {
+      json: body,
+      headers: { 'x-api-key': writer, 'idempotency-key': key, authorization: `Bearer ${await testUserToken(userId)}` },
+    });
+    expect([retry.status, retry.text, retry.headers.get('idempotent-replayed')]).toEqual([200, recorded, 'true']);
   });
 
   it('ignores the header on reads', async () => {
