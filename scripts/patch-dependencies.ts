@@ -109,9 +109,49 @@ const JIT_FIELD_ORDER: Patch[] = ['selection', 'fragment'].map((source) => ({
           collectFieldsImpl(compilationContext, runtimeType, ${source}.selectionSet, fields, visitedFragmentNames, joinShouldIncludeCompilations(previousShouldInclude2, [compiledSkipInclude]), parentResponsePath2);`,
 }));
 
+/**
+ * graphql-jit, compiling a document, walks each field's subtree once per path through its fragments:
+ * a fragment spread twice in one selection, or spread again by a fragment spread beside it, was
+ * walked again each time, where graphql-js collects a fragment once per selection (spec §6.3.2,
+ * visitedFragments). Fragments spreading the next one twice doubled the walk at each step: a
+ * kilobyte's document held the process's only thread for minutes, before any deadline could fire.
+ * A fragment is now walked once per field and response path, as graphql-js does; walking it again
+ * added nothing (its fields' include conditions are a set).
+ */
+const JIT_FRAGMENTS_ONCE: Patch[] = [
+  {
+    files: ['graphql-jit/dist/ast.js', 'graphql-jit/dist/ast.mjs'],
+    from: `function augmentFieldNodeTree(compilationContext, rootFieldNode, parentResponsePath) {`,
+    to: `function augmentFieldNodeTree(compilationContext, rootFieldNode, parentResponsePath) {
+  // ${MARK}: the fragments walked, by parent field node, as response path and name.
+  const walked = new Map();`,
+  },
+  {
+    files: ['graphql-jit/dist/ast.js', 'graphql-jit/dist/ast.mjs'],
+    from: `          const fragment = compilationContext.fragments[selection2.name.value];
+          for (const subSelection of fragment.selectionSet.selections) {`,
+    to: `          const fragment = compilationContext.fragments[selection2.name.value];
+          // ${MARK}: once per field and path.
+          const walkedHere = walked.get(parentFieldNode) ?? new Map();
+          walked.set(parentFieldNode, walkedHere);
+          const fragmentsHere = walkedHere.get(parentResponsePath2) ?? new Set();
+          walkedHere.set(parentResponsePath2, fragmentsHere);
+          if (fragmentsHere.has(selection2.name.value)) break;
+          fragmentsHere.add(selection2.name.value);
+          for (const subSelection of fragment.selectionSet.selections) {`,
+  },
+];
+
 const modules = path.join(path.dirname(import.meta.dirname), 'node_modules');
 
-for (const patch of [JIT_SERIAL_FUNCTIONS, JIT_SERIAL_STATE, JIT_SERIAL_USE, JIT_ABSENT_VARIABLE_FIELDS, ...JIT_FIELD_ORDER]) {
+for (const patch of [
+  JIT_SERIAL_FUNCTIONS,
+  JIT_SERIAL_STATE,
+  JIT_SERIAL_USE,
+  JIT_ABSENT_VARIABLE_FIELDS,
+  ...JIT_FIELD_ORDER,
+  ...JIT_FRAGMENTS_ONCE,
+]) {
   for (const file of patch.files) {
     const at = path.join(modules, file);
     const text = readFileSync(at, 'utf8');

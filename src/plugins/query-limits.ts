@@ -170,6 +170,53 @@ function costWith(
   return queryCost(schema, root, operation.selectionSet, fragments, variables);
 }
 
+/**
+ * How many fields `document` holds once every fragment spread is written out where it is spread (a
+ * fragment spread twice in one selection once, as execution collects it), each fragment's count
+ * made once: linear in the document, where the count itself may be exponential (fragments that each
+ * spread all those before them double it at each step). graphql-jit compiles a document before
+ * running it, walking what it expands to, synchronously: a kilobyte of such fragments held the event
+ * loop for minutes. Counting stops past `cap`.
+ */
+export function expandedFieldCount(document: DocumentNode, cap: number): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  const counted = new Map<string, number>();
+  const counting = new Set<string>();
+  const count = (selectionSet: SelectionSetNode): number => {
+    let total = 0;
+    const spread = new Set<string>();
+    for (const selection of selectionSet.selections) {
+      if (selection.kind === Kind.FIELD) total += 1 + (selection.selectionSet ? count(selection.selectionSet) : 0);
+      else if (selection.kind === Kind.INLINE_FRAGMENT) total += count(selection.selectionSet);
+      else if (!spread.has(selection.name.value)) {
+        const name = selection.name.value;
+        spread.add(name);
+        let fragment = counted.get(name);
+        // A cycle (which validation refuses) counts nothing more; an unknown fragment, likewise.
+        if (fragment === undefined && !counting.has(name)) {
+          const definition = fragments.get(name);
+          counting.add(name);
+          fragment = definition ? count(definition.selectionSet) : 0;
+          counting.delete(name);
+          counted.set(name, fragment);
+        }
+        total += fragment ?? 0;
+      }
+      if (total > cap) return total;
+    }
+    return total;
+  };
+  let total = 0;
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.OPERATION_DEFINITION) total += count(definition.selectionSet);
+    if (total > cap) break;
+  }
+  return total;
+}
+
 export function useQueryLimits(limits: QueryLimits, metrics: Metrics): ServerPlugin[] {
   const refused = (limit: string) => [() => metrics.documentRefusals.inc({ limit })];
   const armor = EnvelopArmorPlugin({
@@ -199,19 +246,31 @@ export function useQueryLimits(limits: QueryLimits, metrics: Metrics): ServerPlu
   };
   // A value or selection nested some thousands deep exhausts the stack of graphql-js's recursive
   // parser inside a document well under the token limit: a limit reached, not a fault of the service.
-  // Wraps the parser armor set (its plugins come right after it, before this one).
+  // And fragments spreading each other can make a small document a vast one (expandedFieldCount).
+  // Wraps the parser armor set (its plugins come right after it, before this one); parsed documents
+  // are cached, so each is counted once.
   const nesting: ServerPlugin = {
     onParse({ parseFn, setParseFn }) {
       setParseFn((source, options): DocumentNode => {
+        let document: DocumentNode;
         try {
           // envelop types a parser's result `any`; it is graphql-js's parse, through armor's.
           // eslint-disable-next-line @typescript-eslint/no-unsafe-type-assertion -- see above
-          return parseFn(source, options) as DocumentNode;
+          document = parseFn(source, options) as DocumentNode;
         } catch (error) {
           if (!(error instanceof RangeError)) throw error;
           metrics.documentRefusals.inc({ limit: 'nesting' });
           throw new QueryTooComplexError('Nesting limit exceeded: the document nests values or selections too deeply to be read.');
         }
+        // Written out, a document may hold no more fields than the token limit lets one hold as written.
+        const expanded = expandedFieldCount(document, limits.maxTokens);
+        if (expanded > limits.maxTokens) {
+          metrics.documentRefusals.inc({ limit: 'expansion' });
+          throw new QueryTooComplexError(
+            `Expansion limit of ${limits.maxTokens} fields exceeded: written out where they are spread, the document's fragments hold more than that.`,
+          );
+        }
+        return document;
       });
     },
   };

@@ -6,7 +6,7 @@ import { getIntrospectionQuery, parse, type OperationDefinitionNode } from 'grap
 import { schema } from '../../src/graphql/schema.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { operationCost, queryCost } from '../../src/plugins/query-limits.ts';
+import { expandedFieldCount, operationCost, queryCost } from '../../src/plugins/query-limits.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const LIMITS = { maxDepth: 5, maxAliases: 3, maxTokens: 120, maxDirectives: 2, maxCost: 500 };
@@ -116,6 +116,47 @@ describe('shape limits', () => {
       '{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }',
       /^Maximum introspection depth exceeded$/,
     );
+  });
+});
+
+describe('fragments that make a small document a vast one', () => {
+  it('answers fragments that each spread the next one twice as execution collects them, once (graphql-jit walked every path: 2^40 here)', async () => {
+    const defaults = await startTestServer();
+    try {
+      const user = await defaults.gql('mutation { createUser(input: { name: "Chain", email: "chain@example.com" }) { id } }');
+      const id = (user.body.data as { createUser: { id: string } }).createUser.id;
+      let fragments = '';
+      for (let i = 0; i < 40; i++) fragments += `fragment F${i} on User { id ...F${i + 1} ...F${i + 1} } `;
+      fragments += 'fragment F40 on User { name }';
+      const read = await defaults.gql(`{ user(id: "${id}") { ...F0 } } ${fragments}`);
+      expect(read.body).toEqual({ data: { user: { id, name: 'Chain' } } });
+    } finally {
+      await defaults.close();
+    }
+  });
+
+  it('refuses fragments that each spread every one before them, whose fields written out are more than the token limit allows', async () => {
+    const defaults = await startTestServer();
+    try {
+      let fragments = 'fragment G0 on User { id } ';
+      for (let i = 1; i < 16; i++) {
+        fragments += `fragment G${i} on User { id ${Array.from({ length: i }, (_, j) => `...G${j}`).join(' ')} } `;
+      }
+      const document = `{ user(id: "${USER}") { ...G15 } } ${fragments}`;
+      // 2^15 fields written out, in a few hundred tokens.
+      expect(expandedFieldCount(parse(document), 1e9)).toBe(2 ** 15 + 1);
+      defaults.statements.length = 0;
+      const refused = await defaults.gql(document);
+      expect([refused.status, refused.body.data, refused.body.errors?.map((error) => error.extensions.code)]).toEqual([
+        400,
+        undefined,
+        ['QUERY_TOO_COMPLEX'],
+      ]);
+      expect(refused.body.errors![0]!.message).toMatch(/^Expansion limit of \d+ fields exceeded: written out where they are spread/);
+      expect(defaults.statements.filter((sql) => !sql.includes('api_keys'))).toEqual([]);
+    } finally {
+      await defaults.close();
+    }
   });
 });
 
