@@ -1,5 +1,6 @@
 // Composes the HTTP server: probes, then yoga with its plugins. Every request runs inside a request
 // context (its id reaches every log line) and is logged once when it ends, answered or abandoned.
+import { inTurn } from './http/pipelining.ts';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import net, { Socket, type AddressInfo } from 'node:net';
@@ -390,8 +391,7 @@ export function createApp(dependencies: AppDependencies): App {
           const deadline = armDeadline(req, res, { timeoutMs: config.requestTimeoutMs, logger });
           void yoga(req, res, { req, res, deadline });
         });
-      if (traced) serveTraced(req, res, context, serve);
-      else serve();
+      inTurn(req, res, () => (traced ? serveTraced(req, res, context, serve) : serve()));
     },
   );
   limitConnectionsPerClient(server, {

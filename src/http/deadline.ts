@@ -1,4 +1,5 @@
-// The overall deadline of a request, from the moment its headers arrived to its response: past it the
+// The overall deadline of a request, from the moment its headers arrived to its response taken by the
+// client (a client that stops reading has its connection cut then): past it the
 // client gets 503 (Problem Details `…/timeout`, or GraphQL TIMEOUT) at once, however the work is
 // going; or, if its body has not all arrived yet, 408 (the delay is the client's), and the
 // connection is closed, since what is left of that body would be read as the next request. The
@@ -12,7 +13,15 @@ import { refusalParts } from '../refusals.ts';
 export function armDeadline(req: IncomingMessage, res: ServerResponse, options: { timeoutMs: number; logger: Logger }): AbortSignal {
   const stop = new AbortController();
   const timer = setTimeout(() => {
-    if (res.headersSent || res.writableEnded) return;
+    // Answered, but not taken: a client that stopped reading holds the answer in the process's
+    // memory (and, pipelining, every answer after it) for as long as it likes. Its connection is cut.
+    if (res.headersSent || res.writableEnded) {
+      if (!res.writableFinished) {
+        options.logger.warn({ timeoutMs: options.timeoutMs }, 'the client did not take its answer within the deadline; connection closed');
+        res.destroy();
+      }
+      return;
+    }
     const path = (req.url ?? '/').split('?')[0]!;
     const seconds = options.timeoutMs >= 1000 ? `${options.timeoutMs / 1000} s` : `${options.timeoutMs} ms`;
     const accept = String(req.headers.accept ?? '');
