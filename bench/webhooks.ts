@@ -34,12 +34,17 @@ async function queueEvents(client: pg.Client | pg.Pool, endpointId: string, coun
   return ids;
 }
 
-/** Registers an endpoint at `url` subscribed to every event, as the API would; returns its id. */
+/**
+ * Registers an endpoint at `url` subscribed to every event, as the API would, for the benchmark's key
+ * (an endpoint whose keys are all gone is disabled by the service's upkeep); returns its id.
+ */
 export async function subscribeEndpoint(client: pg.Client | pg.Pool, env: NodeJS.ProcessEnv, url: string): Promise<string> {
   const endpointId = newId('webhookEndpoint');
   const box = new SecretBox(String(env.WEBHOOK_SECRET_KEY));
   await client.query(
-    `insert into webhook_endpoints (id, owner_key_id, url, secret, created_at, updated_at) values ($1, 'key_bench', $2, $3, now(), now())`,
+    `insert into webhook_endpoints (id, owner_key_id, url, secret, created_at, updated_at)
+     select $1, lineage_id, $2, $3, now(), now() from api_keys
+     where revoked_at is null and (expires_at is null or expires_at > now()) order by created_at limit 1`,
     [endpointId, url, box.seal(newSigningSecret(), endpointId)],
   );
   return endpointId;
