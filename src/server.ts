@@ -131,12 +131,8 @@ export function createApp(dependencies: AppDependencies): App {
     },
   };
 
-  const rateLimiting = useRateLimits({
-    counter: rateLimits,
-    defaultLimit: config.rateLimit.max,
-    windowMs: config.rateLimit.windowMs,
-    metrics,
-  });
+  const keyBudgets = { counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs, metrics };
+  const rateLimiting = useRateLimits(keyBudgets);
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
@@ -238,10 +234,7 @@ export function createApp(dependencies: AppDependencies): App {
           logger,
           unidentified,
         }),
-        useUserTokens({
-          verify: userTokens,
-          budget: { counter: rateLimits, defaultLimit: config.rateLimit.max, windowMs: config.rateLimit.windowMs, metrics },
-        }),
+        useUserTokens({ verify: userTokens, budget: keyBudgets }),
         rateLimiting.tickets,
         useConditionalWrites(),
         // A browser can send a GET or a form post cross-site without a preflight; such requests must

@@ -9,20 +9,11 @@ import { UnauthenticatedError, UnavailableError } from '../errors.ts';
 import { refuse } from '../refusals.ts';
 import { BEARER_CHALLENGE, type RequestAuth } from '../services/request-auth.ts';
 import type { UserTokenVerifier } from '../services/user-tokens.ts';
-import type { FailOpenCounter } from '../rate-limit/fail-open.ts';
-import type { Metrics } from '../telemetry/metrics.ts';
-import { decisionOf, rateLimitHeaders } from './rate-limit.ts';
+import { decisionOf, rateLimitHeaders, type RateLimitOptions } from './rate-limit.ts';
 import type { ServerPlugin } from './server-context.ts';
 
-/** The keys' budgets, as the rate limit keeps them. */
-export interface KeyBudget {
-  counter: FailOpenCounter;
-  defaultLimit: number;
-  windowMs: number;
-  metrics: Metrics;
-}
-
-export function useUserTokens(options: { verify: UserTokenVerifier; budget: KeyBudget }): ServerPlugin {
+/** `budget`: the keys' budgets, as the rate limit keeps them. */
+export function useUserTokens(options: { verify: UserTokenVerifier; budget: RateLimitOptions }): ServerPlugin {
   /** 401 with `challenge`, for one unit of the key's budget; past it, the key's 429, still saying the token is bad. */
   async function refusal(auth: RequestAuth, request: Request, detail: string, challenge: string): Promise<Response> {
     const { counter, defaultLimit, windowMs, metrics } = options.budget;
