@@ -31,7 +31,7 @@ import { useConditionalWrites } from './plugins/preconditions.ts';
 import { useVaryOrigin } from './plugins/vary-origin.ts';
 import { fromLibrary, type ServerContext, type ServerPlugin } from './plugins/server-context.ts';
 import { useGraphQLTracing } from './plugins/tracing.ts';
-import { answerClientError, answerConnect } from './http/client-errors.ts';
+import { answerClientError, answerConnect, SERVED_METHODS } from './http/client-errors.ts';
 import { armDeadline } from './http/deadline.ts';
 import { answerProbe } from './http/probes.ts';
 import { asksAboutServer, targetProblem } from './http/request-target.ts';
@@ -104,7 +104,7 @@ export const GRAPHIQL_HEADERS = '{\n  "x-api-key": "paste-your-api-key-here"\n}'
 /** /ready answers within this, whatever the pool does. */
 const READINESS_CHECK_MS = 1500;
 /** What `OPTIONS *` answers: every method some path of the service is served by. */
-const SERVER_METHODS = allowHeader(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']);
+const SERVER_METHODS = allowHeader(SERVED_METHODS);
 
 /** How often a shutdown closes the kept-alive connections idle then (a tenth of the grace, at most this). */
 const IDLE_SWEEP_MAX_MS = 1000;

@@ -190,15 +190,18 @@ export function guardPool(pool: pg.Pool, availability: DatabaseAvailability | un
     const answered = (error: unknown, startedAt: number) => {
       const since = lostSince ?? unanswered[0] ?? startedAt;
       forget(startedAt);
-      if (!error) availability?.succeeded(startedAt);
-      else if (databaseFailureOf(error) === 'schema-changed') {
-        // Its prepared statements are of the tables as they were: a fresh connection prepares them anew.
-        destroyConnection(client);
-        releases.get(client)?.(error instanceof Error ? error : true);
-      } else if (databaseFailureOf(error) === 'unreachable') {
+      if (!error) {
+        availability?.succeeded(startedAt);
+        return;
+      }
+      const failure = databaseFailureOf(error);
+      // Lost, or holding statements prepared for tables that have since changed shape (a fresh
+      // connection prepares them anew): given up either way.
+      if (failure !== 'unreachable' && failure !== 'schema-changed') return;
+      destroyConnection(client);
+      releases.get(client)?.(error instanceof Error ? error : true);
+      if (failure === 'unreachable') {
         lostSince = since;
-        destroyConnection(client);
-        releases.get(client)?.(error instanceof Error ? error : true);
         if (!isDeadClientRefusal(error)) availability?.failed(error, since);
       }
     };

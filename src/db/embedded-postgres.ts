@@ -15,7 +15,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { StartupError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { errnoOf } from '../guards.ts';
+import { errnoOf, messageOf } from '../guards.ts';
 import { isArmed } from '../failpoints.ts';
 import { boundAddress } from '../net/bound-address.ts';
 
@@ -343,10 +343,7 @@ export async function startEmbeddedPostgres(
       retryDelayMs = RESTART_RETRY_FIRST_MS;
     } catch (error) {
       // Most often the old server's processes still hold its shared memory or its port for a moment.
-      logger.warn(
-        { err: error instanceof Error ? error.message : String(error), retryInMs: retryDelayMs },
-        'starting the embedded PostgreSQL again failed',
-      );
+      logger.warn({ err: messageOf(error), retryInMs: retryDelayMs }, 'starting the embedded PostgreSQL again failed');
       retryAt = Date.now() + retryDelayMs;
       retryDelayMs = Math.min(retryDelayMs * 2, RESTART_RETRY_MAX_MS);
     }

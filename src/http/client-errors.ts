@@ -62,9 +62,9 @@ function refusalOf(error: ClientError): { kind: ProblemKind; detail: string } | 
   }
 }
 
-/** The methods the service answers on some path, besides OPTIONS (each face's), in the order HTTP lists them. */
 const SERVED = new Set<string>([...READ_METHODS, ...GRAPHQL_METHODS, ...ROUTES.map((route) => route.method)]);
-const SERVED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => SERVED.has(method));
+/** The methods the service answers on some path, besides OPTIONS (each face's), in the order HTTP lists them. */
+export const SERVED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((method) => SERVED.has(method));
 
 const UNIMPLEMENTED_METHOD = `The request method is not one this service implements: it answers ${SERVED_METHODS.join(', ')} and OPTIONS.`;
 

@@ -93,6 +93,16 @@ function pathTo(root: unknown, target: unknown): (string | number)[] | undefined
   return undefined;
 }
 
+/**
+ * The field `inexact` stood at, below `within` (the members of the text it lies under: `variables`
+ * of a GraphQL body), named as a client's code writes it; undefined for one elsewhere, or the value
+ * of `within` itself.
+ */
+export function inexactFieldError(inexact: InexactNumber, within: readonly string[] = []): { field: string; message: string } | undefined {
+  if (inexact.path.length <= within.length || within.some((step, at) => inexact.path[at] !== step)) return undefined;
+  return { field: pathText(inexact.path.slice(within.length)), message: `is ${inexactDetail(inexact)}` };
+}
+
 /** A path as a client's code writes it: `input.total`, `ids[1]`. */
 export function pathText(path: readonly (string | number)[]): string {
   return path.map((step, index) => (typeof step === 'number' ? `[${step}]` : index === 0 ? step : `.${step}`)).join('');

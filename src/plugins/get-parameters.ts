@@ -2,7 +2,7 @@
 // with JSON.parse and lets a SyntaxError escape as an unexpected error (INTERNAL); a client that sent
 // text that is not JSON is told so instead, naming the parameter, and so is one whose numbers JSON.parse
 // would not read as written (http/json-numbers.ts).
-import { inexactDetail, parseJson, pathText, type InexactNumber } from '../http/json-numbers.ts';
+import { inexactDetail, inexactFieldError, parseJson, type InexactNumber } from '../http/json-numbers.ts';
 import { refuse } from '../refusals.ts';
 import type { ServerPlugin } from './server-context.ts';
 
@@ -24,10 +24,8 @@ export function useGetParameterChecks(): ServerPlugin {
         }
         if (inexact) {
           // One in the variables is named as a variable its type refuses is (graphql/variable-errors.ts).
-          const fieldErrors =
-            name === 'variables' && inexact.path.length > 0
-              ? [{ field: pathText(inexact.path), message: `is ${inexactDetail(inexact)}` }]
-              : [];
+          const named = name === 'variables' ? inexactFieldError(inexact) : undefined;
+          const fieldErrors = named ? [named] : [];
           endResponse(
             refuse(request, { kind: 'invalid-input', detail: `The ${name} query parameter holds ${inexactDetail(inexact)}.`, fieldErrors }),
           );

@@ -7,7 +7,7 @@
 import { createGraphQLError } from '@graphql-tools/utils';
 import type { GraphQLParams } from 'graphql-yoga';
 import { utf8Of } from '../http/body-encoding.ts';
-import { inexactDetail, parseJson, pathText } from '../http/json-numbers.ts';
+import { inexactDetail, inexactFieldError, parseJson } from '../http/json-numbers.ts';
 import type { ServerPlugin } from './server-context.ts';
 
 /** The media types yoga reads as a JSON body (its isPOSTJsonRequest). */
@@ -55,9 +55,8 @@ function paramsOf(text: string): GraphQLParams {
   }
   if (parsed.inexact) {
     // One in the variables is named as a variable its type refuses is (graphql/variable-errors.ts).
-    const [top, ...within] = parsed.inexact.path;
-    const errors =
-      top === 'variables' && within.length > 0 ? [{ field: pathText(within), message: `is ${inexactDetail(parsed.inexact)}` }] : undefined;
+    const named = inexactFieldError(parsed.inexact, ['variables']);
+    const errors = named ? [named] : undefined;
     throw createGraphQLError(`The body holds ${inexactDetail(parsed.inexact)}.`, {
       extensions: { http: { status: 400 }, code: 'BAD_REQUEST', ...(errors ? { errors } : {}) },
     });

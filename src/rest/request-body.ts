@@ -5,7 +5,7 @@
 import { getNamedType, getNullableType, isInputObjectType, isListType, type GraphQLSchema } from 'graphql';
 import { problem, type FieldError } from '../errors.ts';
 import { ACCEPTED_CODINGS, charsetDetail, codingDetail, foreignCharset, foreignCoding, utf8Of } from '../http/body-encoding.ts';
-import { inexactDetail, parseJson, pathText } from '../http/json-numbers.ts';
+import { inexactDetail, inexactFieldError, parseJson } from '../http/json-numbers.ts';
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from '../request-limits.ts';
 import { RequestProblem } from './problem-details.ts';
 import { routeField, type RestRoute } from './routes.ts';
@@ -96,7 +96,7 @@ function parse(text: string): Record<string, unknown> {
     throw RequestProblem.invalid([{ field: 'body', message: text.trim() === '' ? 'is required' : 'is not valid JSON' }]);
   }
   const { value: parsed, inexact } = read;
-  if (inexact) throw RequestProblem.invalid([{ field: pathText(inexact.path) || 'body', message: `is ${inexactDetail(inexact)}` }]);
+  if (inexact) throw RequestProblem.invalid([inexactFieldError(inexact) ?? { field: 'body', message: `is ${inexactDetail(inexact)}` }]);
   const { depth, repeated } = shapeOf(text);
   if (depth > MAX_BODY_DEPTH) {
     throw RequestProblem.invalid([{ field: 'body', message: `is nested ${depth} levels deep; at most ${MAX_BODY_DEPTH} are accepted` }]);

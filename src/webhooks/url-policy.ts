@@ -144,15 +144,16 @@ export async function urlRefusal(raw: string, policy: UrlPolicy, resolve: Resolv
   if (policy.allowedHosts.includes(host) || ipaddr.isValid(host)) return undefined;
   const reveal = policy.revealAddresses ?? true;
   const unfit = `must point at a host that resolves to public addresses only (${host} does not)`;
+  const unresolved = reveal ? `host ${host} does not resolve to an address` : unfit;
   let addresses: string[];
   try {
     addresses = await resolve(host);
   } catch (error) {
     const timedOut = error instanceof Error && error.message === 'timeout';
     if (timedOut) return `host ${host} could not be resolved in time`;
-    return reveal ? `host ${host} does not resolve to an address` : unfit;
+    return unresolved;
   }
-  if (addresses.length === 0) return reveal ? `host ${host} does not resolve to an address` : unfit;
+  if (addresses.length === 0) return unresolved;
   for (const address of addresses) {
     const refusal = addressRefusal(address);
     if (refusal) return reveal ? `must not point at ${host}, which resolves to ${address}, ${refusal}` : unfit;
