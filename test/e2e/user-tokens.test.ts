@@ -11,6 +11,7 @@ import { createLogger } from '../../src/log.ts';
 import { match } from '../support/match.ts';
 import { expectProblem } from '../support/rest.ts';
 import { eventually } from '../support/steady-load.ts';
+import { startTcpProxy } from '../support/tcp-proxy.ts';
 import type { JwksTiming } from '../../src/services/jwks.ts';
 import { usedCredential } from '../support/credentials.ts';
 import { startTestServer, TEST_JWT_SECRET, type TestServer } from '../support/server.ts';
@@ -341,11 +342,15 @@ describe("the identity provider's signing keys (JWT_JWKS_URL) when the provider 
     return provider;
   }
 
-  async function setUp(timing: JwksTiming) {
+  /** A server checking tokens against a provider, reached through a TCP proxy when `proxied`. */
+  async function setUp(timing: JwksTiming, { proxied = false } = {}) {
     const { publicKey, privateKey } = await generateKeyPair('RS256');
     const provider = await startProvider({ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' });
+    const { port } = new URL(provider.url);
+    const proxy = proxied ? await startTcpProxy({ host: '127.0.0.1', port: Number(port) }) : undefined;
+    const jwksUrl = proxy ? provider.url.replace(`:${port}/`, `:${proxy.port}/`) : provider.url;
     const server = await startTestServer(
-      { jwt: { ...loadConfig({}).jwt, jwksUrl: provider.url, issuer: 'https://id.example.com/', audience: 'portico-api' } },
+      { jwt: { ...loadConfig({}).jwt, jwksUrl, issuer: 'https://id.example.com/', audience: 'portico-api' } },
       { jwksTiming: timing },
     );
     const created = await server.gql<{ createUser: { id: string } }>(
@@ -363,7 +368,7 @@ describe("the identity provider's signing keys (JWT_JWKS_URL) when the provider 
         .sign(signingKey);
     const get = (token: string) =>
       server.fetch(`/users/${userId}/orders`, { headers: { 'x-api-key': key, authorization: `Bearer ${token}` } });
-    return { provider, server, sign, get, userId };
+    return { provider, proxy, server, sign, get, userId };
   }
 
   it('keeps checking tokens with the keys last fetched, holds fetches back after a failure, and answers 503 (not 401) for a key it cannot fetch', async () => {
@@ -413,6 +418,32 @@ describe("the identity provider's signing keys (JWT_JWKS_URL) when the provider 
       provider.close();
     }
   });
+
+  it.each(['refuse', 'reset', 'blackhole'] as const)(
+    'answers 503 within the fetch bound while the network to the provider is down (%s), and serves once it is back',
+    async (fault) => {
+      const { provider, proxy, server, sign, get } = await setUp(
+        { timeoutMs: 1000, refreshAfterMs: 600_000, unknownKeyCooldownMs: 30_000, retryFirstMs: 50, retryMaxMs: 100 },
+        { proxied: true },
+      );
+      try {
+        await proxy!.set(fault);
+        const token = await sign('k1');
+        const refused = await get(token);
+        // The fetch's own bound answered, not the request's deadline.
+        expect([refused.status, ((await refused.json()) as { detail: string }).detail]).toEqual([
+          503,
+          match.stringMatching(/^The identity provider's signing keys cannot be fetched right now/),
+        ]);
+        await proxy!.set('pass');
+        await eventually(async () => (await get(token)).status === 200, 'tokens to verify once the network is back', 10_000);
+      } finally {
+        await server.close();
+        await proxy!.close();
+        provider.close();
+      }
+    },
+  );
 
   it('answers 503 while it has never had the keys, and serves once the provider is back', async () => {
     const { provider, server, sign, get } = await setUp({
